@@ -1,0 +1,23 @@
+/* Errors are values: a library function that fails fills an rs_error and
+ * returns -1. Only the CLI prints them, once, prefixed with the file. */
+#ifndef RS_ERROR_H
+#define RS_ERROR_H
+
+#include <stdarg.h>
+
+#define RS_ERROR_MAX 1024
+
+typedef struct rs_error {
+    char msg[RS_ERROR_MAX];
+} rs_error;
+
+/* Sets the message and returns -1 so callers can `return rs_fail(...)`. */
+int rs_fail(rs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* As rs_fail, appending OpenSSL's most recent reason (and clearing its queue). */
+int rs_fail_ssl(rs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prepends "context: " to an existing message. Returns -1. */
+int rs_error_prefix(rs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

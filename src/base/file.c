@@ -1,0 +1,294 @@
+#include "base/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+
+#define CHUNK (256 * 1024)
+
+int rs_input_open(rs_input *in, const char *path, rs_error *err)
+{
+    struct stat st;
+
+    memset(in, 0, sizeof(*in));
+    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0)
+        return rs_fail(err, "cannot open: %s", strerror(errno));
+    if (fstat(in->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(in->fd);
+        in->fd = -1;
+        return rs_fail(err, "not a regular file");
+    }
+    in->path = strdup(path);
+    if (!in->path) {
+        close(in->fd);
+        in->fd = -1;
+        return rs_fail(err, "out of memory");
+    }
+    in->size = (uint64_t)st.st_size;
+    in->mode = st.st_mode & 07777;
+    return 0;
+}
+
+void rs_input_close(rs_input *in)
+{
+    if (in->fd >= 0)
+        close(in->fd);
+    in->fd = -1;
+    free(in->path);
+    in->path = NULL;
+}
+
+int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err)
+{
+    uint8_t *p = buf;
+
+    if (off > in->size || len > in->size - off)
+        return rs_fail(err, "truncated: needs %zu bytes at offset %llu, file has %llu", len,
+                       (unsigned long long)off, (unsigned long long)in->size);
+    while (len) {
+        ssize_t n = pread(in->fd, p, len, (off_t)off);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return rs_fail(err, "read failed: %s", strerror(errno));
+        if (n == 0)
+            return rs_fail(err, "file shrank while being read");
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err)
+{
+    _cleanup_free_ uint8_t *buf = malloc(CHUNK);
+
+    if (!buf)
+        return rs_fail(err, "out of memory");
+    while (len) {
+        size_t n = len > CHUNK ? CHUNK : (size_t)len;
+
+        if (rs_input_read(in, off, buf, n, err) < 0)
+            return -1;
+        if (!EVP_DigestUpdate(md, buf, n))
+            return rs_fail_ssl(err, "digest failed");
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int rs_read_file(const char *path, size_t max, rs_bytes *out, rs_error *err)
+{
+    _cleanup_(rs_input_close) rs_input in = { .fd = -1 };
+    uint8_t *data;
+
+    if (rs_input_open(&in, path, err) < 0)
+        return -1;
+    if (in.size > max)
+        return rs_fail(err, "file too large (%llu bytes, limit %zu)", (unsigned long long)in.size, max);
+    data = malloc(in.size ? in.size : 1);
+    if (!data)
+        return rs_fail(err, "out of memory");
+    if (rs_input_read(&in, 0, data, in.size, err) < 0) {
+        free(data);
+        return -1;
+    }
+    rs_bytes_adopt(out, data, in.size);
+    return 0;
+}
+
+/* Read once at start-up: umask() can only be read by setting it, which is
+ * not safe once worker threads exist. mkstemp() ignores it, so we apply it. */
+static mode_t process_umask = 022;
+
+__attribute__((constructor)) static void read_umask(void)
+{
+    process_umask = umask(022);
+    umask(process_umask);
+}
+
+/* Temporary files that a fatal signal must remove. Fixed size: a command
+ * has at most a handful of outputs open at once. */
+#define MAX_TRACKED 64
+static char *volatile tracked[MAX_TRACKED];
+
+static void track(char *tmp)
+{
+    for (int i = 0; i < MAX_TRACKED; i++)
+        if (!tracked[i]) {
+            tracked[i] = tmp;
+            return;
+        }
+}
+
+static void untrack(const char *tmp)
+{
+    for (int i = 0; i < MAX_TRACKED; i++)
+        if (tracked[i] == tmp)
+            tracked[i] = NULL;
+}
+
+static void remove_tracked_and_die(int sig)
+{
+    for (int i = 0; i < MAX_TRACKED; i++)
+        if (tracked[i])
+            unlink(tracked[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void rs_output_track_signals(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        signal(sigs[i], remove_tracked_and_die);
+}
+
+int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
+{
+    _cleanup_free_ char *copy = strdup(path);
+    const char *dir, *base;
+    int n;
+
+    memset(out, 0, sizeof(*out));
+    out->fd = -1;
+    if (!copy)
+        return rs_fail(err, "out of memory");
+    base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    dir = dirname(copy);
+    n = asprintf(&out->tmp_path, "%s/.%s.XXXXXX", dir, base);
+    if (n < 0) {
+        out->tmp_path = NULL;
+        return rs_fail(err, "out of memory");
+    }
+    out->path = strdup(path);
+    if (!out->path)
+        return rs_fail(err, "out of memory");
+    out->fd = mkostemp(out->tmp_path, O_CLOEXEC);
+    if (out->fd < 0) {
+        int e = errno;
+
+        free(out->tmp_path);
+        out->tmp_path = NULL;
+        return rs_fail(err, "cannot create output in %s: %s", dir, strerror(e));
+    }
+    track(out->tmp_path);
+    if (fchmod(out->fd, mode & 0777 & ~process_umask) < 0)
+        return rs_fail(err, "cannot set mode: %s", strerror(errno));
+    return 0;
+}
+
+int rs_output_write(rs_output *out, const void *data, size_t len, rs_error *err)
+{
+    const uint8_t *p = data;
+
+    if (out->observe && len)
+        out->observe(out->observe_ctx, p, len);
+    while (len) {
+        ssize_t n = write(out->fd, p, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return rs_fail(err, "write failed: %s", strerror(errno));
+        p += n;
+        len -= (size_t)n;
+        out->written += (uint64_t)n;
+    }
+    return 0;
+}
+
+int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err)
+{
+    static const uint8_t zeros[4096];
+
+    while (len) {
+        size_t n = len > sizeof(zeros) ? sizeof(zeros) : (size_t)len;
+
+        if (rs_output_write(out, zeros, n, err) < 0)
+            return -1;
+        len -= n;
+    }
+    return 0;
+}
+
+int rs_output_copy(rs_output *out, const rs_input *in, uint64_t off, uint64_t len, rs_error *err)
+{
+    _cleanup_free_ uint8_t *buf = malloc(CHUNK);
+
+    if (!buf)
+        return rs_fail(err, "out of memory");
+    while (len) {
+        size_t n = len > CHUNK ? CHUNK : (size_t)len;
+
+        if (rs_input_read(in, off, buf, n, err) < 0 || rs_output_write(out, buf, n, err) < 0)
+            return -1;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, rs_error *err)
+{
+    if (off > out->written || len > out->written - off)
+        return rs_fail(err, "internal error: patch outside written output");
+    if (pwrite(out->fd, data, len, (off_t)off) != (ssize_t)len)
+        return rs_fail(err, "write failed: %s", strerror(errno));
+    return 0;
+}
+
+int rs_output_commit(rs_output *out, rs_error *err)
+{
+    if (fsync(out->fd) < 0)
+        return rs_fail(err, "fsync failed: %s", strerror(errno));
+    if (close(out->fd) < 0) {
+        out->fd = -1;
+        return rs_fail(err, "close failed: %s", strerror(errno));
+    }
+    out->fd = -1;
+    if (rename(out->tmp_path, out->path) < 0)
+        return rs_fail(err, "cannot rename into place: %s", strerror(errno));
+    untrack(out->tmp_path);
+    free(out->tmp_path);
+    out->tmp_path = NULL;
+    return 0;
+}
+
+void rs_output_abort(rs_output *out)
+{
+    if (out->fd >= 0)
+        close(out->fd);
+    out->fd = -1;
+    if (out->tmp_path) {
+        unlink(out->tmp_path);
+        untrack(out->tmp_path);
+        free(out->tmp_path);
+        out->tmp_path = NULL;
+    }
+    free(out->path);
+    out->path = NULL;
+}
+
+int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)
+{
+    _cleanup_output_ rs_output out = { .fd = -1 };
+
+    if (rs_output_open(&out, path, mode, err) < 0 || rs_output_write(&out, data, len, err) < 0)
+        return -1;
+    return rs_output_commit(&out, err);
+}

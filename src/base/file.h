@@ -1,0 +1,66 @@
+/* Files: inputs are read by position (never loaded whole, never modified);
+ * outputs are written to a temporary file beside the target and renamed
+ * into place only on commit, so a failed command leaves nothing behind. */
+#ifndef RS_FILE_H
+#define RS_FILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/bytes.h"
+#include "base/error.h"
+
+typedef struct evp_md_ctx_st EVP_MD_CTX;
+
+typedef struct rs_input {
+    int fd;
+    char *path;
+    uint64_t size;
+    mode_t mode;
+} rs_input;
+
+int rs_input_open(rs_input *in, const char *path, rs_error *err);
+void rs_input_close(rs_input *in);
+#define _cleanup_input_ __attribute__((cleanup(rs_input_close)))
+
+/* Reads exactly len bytes at off; a range outside the file is an error. */
+int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err);
+/* Feeds [off, off+len) of the file to a digest, in bounded chunks. */
+int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err);
+/* Reads a whole (small) file into memory, refusing anything over max bytes. */
+int rs_read_file(const char *path, size_t max, rs_bytes *out, rs_error *err);
+
+/* Receives every byte written to an output, in order; used for checksums
+ * that cover the output as a whole. */
+typedef void (*rs_output_observer)(void *ctx, const uint8_t *data, size_t len);
+
+typedef struct rs_output {
+    int fd;
+    char *path;
+    char *tmp_path;
+    uint64_t written;
+    rs_output_observer observe;
+    void *observe_ctx;
+} rs_output;
+
+/* Creates a temporary file beside path with the given mode. */
+int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err);
+int rs_output_write(rs_output *out, const void *data, size_t len, rs_error *err);
+int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err);
+int rs_output_copy(rs_output *out, const rs_input *in, uint64_t off, uint64_t len, rs_error *err);
+/* Overwrites bytes already written (for fields known only at the end). */
+int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, rs_error *err);
+/* fsyncs and renames the temporary file onto the target. */
+int rs_output_commit(rs_output *out, rs_error *err);
+/* Removes the temporary file unless committed. Safe to call twice. */
+void rs_output_abort(rs_output *out);
+#define _cleanup_output_ __attribute__((cleanup(rs_output_abort)))
+
+/* Writes a whole buffer atomically. */
+int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
+
+/* Registers an output so a fatal signal removes its temporary file. */
+void rs_output_track_signals(void);
+
+#endif

@@ -1,0 +1,75 @@
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int cli_fail(const rs_error *err)
+{
+    fprintf(stderr, "reprosign: %s\n", err->msg);
+    return EXIT_FAIL;
+}
+
+void cli_help(const rs_command *cmd)
+{
+    printf("usage: reprosign %s\n", cmd->usage);
+}
+
+int cli_usage(const rs_command *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "reprosign %s: ", cmd->name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(see 'reprosign %s --help')\n", cmd->name);
+    return EXIT_USAGE;
+}
+
+int cli_getopt(const rs_command *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+    int c;
+
+    opterr = 0;
+    c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    if (c == 'h') {
+        cli_help(cmd);
+        return -2;
+    }
+    if (c == '?') {
+        if (optopt)
+            cli_usage(cmd, "option -%c is unknown or needs a value", optopt);
+        else
+            cli_usage(cmd, "unknown option or missing value: %s", argv[optind - 1]);
+    }
+    return c;
+}
+
+bool cli_parse_index(const char *s, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+int cli_json_print(json_t *doc)
+{
+    int rc;
+
+    if (!doc) {
+        fprintf(stderr, "reprosign: cannot build JSON output\n");
+        return EXIT_FAIL;
+    }
+    rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    fputc('\n', stdout);
+    return rc == 0 ? EXIT_OK : EXIT_FAIL;
+}

@@ -1,0 +1,36 @@
+/* Shared by the subcommands: exit codes, error reporting, option help. */
+#ifndef RS_CLI_H
+#define RS_CLI_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "base/cleanup.h"
+#include "base/error.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+typedef struct rs_command {
+    const char *name;
+    const char *summary;
+    const char *usage;       /* full --help text after "usage: reprosign " */
+    int (*run)(int argc, char **argv);
+} rs_command;
+
+/* Prints "reprosign: <message>" to stderr and returns EXIT_FAIL. */
+int cli_fail(const rs_error *err);
+/* Prints a usage error with the command's synopsis; returns EXIT_USAGE. */
+int cli_usage(const rs_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_help(const rs_command *cmd);
+/* getopt_long with --help handled; returns the option, or -2 after --help
+ * was printed, or '?' after a usage error was printed. */
+int cli_getopt(const rs_command *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts);
+/* Prints a JSON document (taking the reference) to stdout. */
+int cli_json_print(json_t *doc);
+/* Parses a non-negative integer option value. */
+bool cli_parse_index(const char *s, long *out);
+
+extern const rs_command cmd_sign, cmd_attach, cmd_detach, cmd_strip, cmd_verify, cmd_list, cmd_digest;
+
+#endif

@@ -1,0 +1,49 @@
+/* reprosign: git-style dispatch to one file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "cli/cli.h"
+
+#ifndef RS_VERSION
+#define RS_VERSION "0"
+#endif
+
+static const rs_command *const commands[] = {
+    &cmd_sign, &cmd_attach, &cmd_detach, &cmd_strip, &cmd_verify, &cmd_list, &cmd_digest,
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: reprosign COMMAND [ARGS]\n\n"
+               "Sign, attach, detach, strip, list and verify Secure Boot signatures on\n"
+               "PE/COFF EFI images and Linux kernel modules.\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(f, "\n'reprosign COMMAND --help' describes one command.\n"
+               "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("reprosign %s\n", RS_VERSION);
+        return EXIT_OK;
+    }
+    rs_output_track_signals();
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(argv[1], commands[i]->name))
+            return commands[i]->run(argc - 1, argv + 1);
+    fprintf(stderr, "reprosign: unknown command '%s' (see 'reprosign --help')\n", argv[1]);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,97 @@
+#include "crypto/signer.h"
+
+#include <string.h>
+
+#include "crypto/ossl.h"
+
+int rs_signer_init_base(rs_signer *s, X509 *cert, rs_error *err)
+{
+    s->cert = cert;
+    s->public_key = X509_get_pubkey(cert);
+    if (!s->public_key)
+        return rs_fail_ssl(err, "cannot read the certificate's public key");
+    s->chain = sk_X509_new_null();
+    if (!s->chain)
+        return rs_fail(err, "out of memory");
+    if (!EVP_PKEY_is_a(s->public_key, "RSA") && !EVP_PKEY_is_a(s->public_key, "EC"))
+        return rs_fail(err, "unsupported key type %s (RSA or ECDSA required)", EVP_PKEY_get0_type_name(s->public_key));
+    return 0;
+}
+
+/* A signature made with the key must verify with the certificate; this
+ * catches a key and certificate that do not belong together before any
+ * output is produced, whatever the backend. */
+static int check_pair(rs_signer *s, rs_error *err)
+{
+    static const uint8_t probe[32] = { 'r', 'e', 'p', 'r', 'o', 's', 'i', 'g', 'n' };
+    _cleanup_bytes_ rs_bytes sig = { 0 };
+    _cleanup_(rs_pkctxp) EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, s->public_key, NULL);
+
+    if (rs_signer_sign_digest(s, EVP_sha256(), probe, sizeof(probe), &sig, err) < 0)
+        return -1;
+    if (!ctx || EVP_PKEY_verify_init(ctx) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx, EVP_sha256()) <= 0)
+        return rs_fail_ssl(err, "cannot set up verification");
+    if (EVP_PKEY_is_a(s->public_key, "RSA") && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) <= 0)
+        return rs_fail_ssl(err, "cannot set up verification");
+    if (EVP_PKEY_verify(ctx, sig.data, sig.len, probe, sizeof(probe)) != 1)
+        return rs_fail_ssl(err, "the private key does not match the certificate");
+    return 0;
+}
+
+static int load_cert_spec(const char *spec, X509 **cert, rs_error *err)
+{
+    if (!strncmp(spec, "pkcs11:", 7))
+        return rs_fail(err, "%s: certificates on PKCS#11 tokens are not supported yet", spec);
+    return rs_load_cert(spec, cert, err);
+}
+
+int rs_signer_open(const char *key_spec, const char *cert_spec, rs_signer **out, rs_error *err)
+{
+    _cleanup_(rs_signerp) rs_signer *s = NULL;
+    X509 *cert = NULL;
+
+    if (!strncmp(key_spec, "pkcs11:", 7))
+        return rs_fail(err, "%s: PKCS#11 keys are not supported yet", key_spec);
+    if (rs_signer_pem_open(key_spec, &s, err) < 0)
+        return -1;
+    if (load_cert_spec(cert_spec, &cert, err) < 0)
+        return -1;
+    if (rs_signer_init_base(s, cert, err) < 0)
+        return rs_error_prefix(err, "%s", cert_spec);
+    if (check_pair(s, err) < 0)
+        return rs_error_prefix(err, "%s", key_spec);
+    *out = TAKE_PTR(s);
+    return 0;
+}
+
+int rs_signer_add_chain(rs_signer *s, const char *path, rs_error *err)
+{
+    _cleanup_(rs_x509_stackp) STACK_OF(X509) *certs = NULL;
+    X509 *c;
+
+    if (rs_load_certs(path, &certs, err) < 0)
+        return -1;
+    while ((c = sk_X509_shift(certs)) != NULL)
+        if (!sk_X509_push(s->chain, c)) {
+            X509_free(c);
+            return rs_fail(err, "out of memory");
+        }
+    return 0;
+}
+
+int rs_signer_sign_digest(rs_signer *s, const EVP_MD *md, const uint8_t *digest, size_t len, rs_bytes *sig,
+                          rs_error *err)
+{
+    if ((size_t)EVP_MD_get_size(md) != len)
+        return rs_fail(err, "internal error: digest length does not match %s", EVP_MD_get0_name(md));
+    return s->ops->sign_digest(s, md, digest, len, sig, err);
+}
+
+void rs_signer_free(rs_signer *s)
+{
+    X509_free(s->cert);
+    EVP_PKEY_free(s->public_key);
+    if (s->chain)
+        sk_X509_pop_free(s->chain, X509_free);
+    s->ops->destroy(s);
+}

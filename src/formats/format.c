@@ -1,0 +1,54 @@
+#include "formats/format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const rs_format *const formats[] = {
+    &rs_format_pe,
+};
+
+void rs_sig_info_free(rs_sig_info *info)
+{
+    free(info->subject);
+    free(info->issuer);
+    free(info->serial);
+    free(info->key_id);
+    memset(info, 0, sizeof(*info));
+}
+
+void rs_verify_report_free(rs_verify_report *r)
+{
+    free(r->anchor);
+    free(r->signer);
+    memset(r, 0, sizeof(*r));
+}
+
+int rs_image_open(rs_image *img, const char *path, rs_error *err)
+{
+    memset(img, 0, sizeof(*img));
+    img->in.fd = -1;
+    if (rs_input_open(&img->in, path, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+        if (!formats[i]->probe(&img->in))
+            continue;
+        img->format = formats[i];
+        if (formats[i]->open(img, err) < 0) {
+            img->format = NULL;
+            rs_input_close(&img->in);
+            return rs_error_prefix(err, "%s", path);
+        }
+        return 0;
+    }
+    rs_input_close(&img->in);
+    return rs_fail(err, "%s: unrecognised format (not a PE/COFF image or an ELF kernel module)", path);
+}
+
+void rs_image_close(rs_image *img)
+{
+    if (img->format && img->format->close)
+        img->format->close(img);
+    img->format = NULL;
+    img->priv = NULL;
+    rs_input_close(&img->in);
+}

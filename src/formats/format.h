@@ -1,0 +1,113 @@
+/* The format layer: every signable file type (PE/COFF EFI images, Linux
+ * kernel modules) implements this one table of operations. Commands, the
+ * pipeline and the service work only through it, so none of them knows
+ * which format it is handling. Modelled on osslsigncode's FILE_FORMAT. */
+#ifndef RS_FORMAT_H
+#define RS_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "base/bytes.h"
+#include "base/error.h"
+#include "base/file.h"
+#include "crypto/digest.h"
+#include "crypto/signer.h"
+#include "crypto/trust.h"
+
+typedef struct rs_format rs_format;
+
+/* An opened file of a known format. `priv` belongs to the format. */
+typedef struct rs_image {
+    const rs_format *format;
+    rs_input in;
+    void *priv;
+} rs_image;
+
+typedef struct rs_sign_options {
+    const EVP_MD *md;
+    bool signing_time;       /* include a signingTime attribute */
+    time_t time;             /* its value */
+    bool use_key_id;         /* identify the signer by subjectKeyIdentifier */
+} rs_sign_options;
+
+/* What `list` shows about one signature. Strings are malloc'ed or NULL. */
+typedef struct rs_sig_info {
+    const char *kind;        /* "authenticode", "module-cms" */
+    char *subject;           /* signer subject, when the certificate is embedded */
+    char *issuer;
+    char *serial;            /* hex */
+    char *key_id;            /* hex subjectKeyIdentifier, when used */
+    const EVP_MD *md;
+    char signing_time[32];   /* ISO 8601, or "" */
+    rs_digest bound_digest;  /* the image digest inside the signature; len 0 if none */
+    size_t length;           /* bytes of DER */
+} rs_sig_info;
+
+void rs_sig_info_free(rs_sig_info *info);
+
+typedef struct rs_verify_report {
+    bool ok;
+    char *anchor;            /* subject of the certificate it chained to */
+    char *signer;            /* signer subject */
+    rs_digest expected;      /* digest carried or implied by the signature */
+    rs_digest actual;        /* digest of the image */
+    char reason[RS_ERROR_MAX]; /* why it failed */
+} rs_verify_report;
+
+void rs_verify_report_free(rs_verify_report *r);
+
+/* A rewrite of an image: drop some signatures, then append new ones. */
+typedef struct rs_edit {
+    bool remove_all;
+    long remove_index;       /* -1: none */
+    const rs_bytes *append;
+    size_t n_append;
+} rs_edit;
+
+struct rs_format {
+    const char *name;
+    /* Cheap check of the leading bytes; open() does the real validation. */
+    bool (*probe)(const rs_input *in);
+    int (*open)(rs_image *img, rs_error *err);
+    void (*close)(rs_image *img);
+
+    /* The digest a signature over this image must bind to. */
+    int (*digest)(rs_image *img, const EVP_MD *md, rs_digest *out, rs_error *err);
+
+    size_t (*count)(rs_image *img);
+    int (*extract)(rs_image *img, size_t index, rs_bytes *der, rs_error *err);
+    int (*describe)(const rs_bytes *der, rs_sig_info *info, rs_error *err);
+
+    /* Builds a complete detached signature for the image. */
+    int (*sign)(rs_image *img, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der, rs_error *err);
+
+    /* Checks that a detached signature belongs to this exact image. cert
+     * is the signer's certificate for formats whose signatures carry none
+     * (may be NULL otherwise). Fails naming both digests on a mismatch. */
+    int (*check_binding)(rs_image *img, const rs_bytes *der, X509 *cert, rs_error *err);
+
+    /* Full verification of one signature against trust anchors. Returns 0
+     * when the check ran (the verdict is in report->ok), -1 on error. */
+    int (*verify)(rs_image *img, const rs_bytes *der, const rs_trust *trust, rs_verify_report *report,
+                  rs_error *err);
+
+    /* Writes the image with its signatures edited. */
+    int (*write)(rs_image *img, const rs_edit *edit, rs_output *out, rs_error *err);
+
+    /* How many signatures the format can carry; 0 means no limit. */
+    size_t max_signatures;
+};
+
+/* Detects the format from the bytes and opens the file. Errors are
+ * prefixed with the path. */
+int rs_image_open(rs_image *img, const char *path, rs_error *err);
+void rs_image_close(rs_image *img);
+#define _cleanup_image_ __attribute__((cleanup(rs_image_close)))
+
+extern const rs_format rs_format_pe;
+extern const rs_format rs_format_module;
+
+#endif

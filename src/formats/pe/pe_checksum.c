@@ -1,0 +1,71 @@
+#include "formats/pe/pe_checksum.h"
+
+void pe_checksum_init(pe_checksum *c, uint64_t checksum_off, uint64_t table_off)
+{
+    *c = (pe_checksum){ .checksum_off = checksum_off, .table_off = table_off };
+}
+
+/* Adds bytes that all belong to the current run. A byte at an odd
+ * distance from the run's start is the high half of a word. */
+static void add_run_bytes(pe_checksum *c, const uint8_t *p, size_t len)
+{
+    uint64_t sum = c->sum;
+    size_t i = 0;
+
+    if (len && ((c->pos - c->run_start) & 1)) {
+        sum += (uint64_t)p[0] << 8;
+        i = 1;
+    }
+    for (; i + 1 < len; i += 2)
+        sum += (uint64_t)p[i] | (uint64_t)p[i + 1] << 8;
+    if (i < len)
+        sum += p[i];
+    c->sum = sum;
+    c->pos += len;
+}
+
+/* Bytes up to the next boundary (checksum field, table start), or all. */
+static size_t until_boundary(const pe_checksum *c, size_t len)
+{
+    uint64_t next = UINT64_MAX;
+
+    if (c->pos < c->checksum_off)
+        next = c->checksum_off;
+    else if (c->pos < c->table_off)
+        next = c->table_off;
+    if (next - c->pos < len)
+        return (size_t)(next - c->pos);
+    return len;
+}
+
+void pe_checksum_feed(void *ctx, const uint8_t *data, size_t len)
+{
+    pe_checksum *c = ctx;
+
+    while (len) {
+        size_t n;
+
+        if (c->pos >= c->checksum_off && c->pos < c->checksum_off + 4) {
+            n = (size_t)(c->checksum_off + 4 - c->pos);
+            n = n < len ? n : len;
+            c->pos += n;
+            c->run_start = c->checksum_off + 4;
+        } else {
+            if (c->pos == c->table_off)
+                c->run_start = c->table_off;
+            n = until_boundary(c, len);
+            add_run_bytes(c, data, n);
+        }
+        data += n;
+        len -= n;
+    }
+}
+
+uint32_t pe_checksum_final(const pe_checksum *c)
+{
+    uint64_t sum = c->sum;
+
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return (uint32_t)(sum + c->pos);
+}

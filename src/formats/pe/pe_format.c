@@ -1,0 +1,235 @@
+/* PE/COFF EFI images behind the format interface. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto/ossl.h"
+#include "formats/format.h"
+#include "formats/pe/authenticode.h"
+#include "formats/pe/pe_checksum.h"
+#include "formats/pe/pe_layout.h"
+
+static pe_layout *layout(rs_image *img)
+{
+    return img->priv;
+}
+
+static int pe_open(rs_image *img, rs_error *err)
+{
+    pe_layout *pe = calloc(1, sizeof(*pe));
+
+    if (!pe)
+        return rs_fail(err, "out of memory");
+    if (pe_layout_parse(&img->in, pe, err) < 0) {
+        pe_layout_free(pe);
+        free(pe);
+        return -1;
+    }
+    img->priv = pe;
+    return 0;
+}
+
+static void pe_close(rs_image *img)
+{
+    if (img->priv) {
+        pe_layout_free(img->priv);
+        free(img->priv);
+    }
+}
+
+/* EDK2's rules: headers less CheckSum and DataDirectory[4], the sections
+ * in file order, then anything past SizeOfHeaders + the section sizes up
+ * to the end of the (zero-padded) image data. */
+static int pe_digest(rs_image *img, const EVP_MD *md, rs_digest *out, rs_error *err)
+{
+    static const uint8_t zeros[8];
+    _cleanup_(rs_mdctxp) EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    pe_layout *pe = layout(img);
+    const uint8_t *h = pe->headers;
+    uint64_t t_end = pe->trailing.off + pe->trailing.len, in_file;
+
+    if (!ctx || !EVP_DigestInit_ex(ctx, md, NULL) || !EVP_DigestUpdate(ctx, h, pe->checksum_off) ||
+        !EVP_DigestUpdate(ctx, h + pe->checksum_off + 4, pe->certdir_off - pe->checksum_off - 4) ||
+        !EVP_DigestUpdate(ctx, h + pe->certdir_off + 8, pe->size_of_headers - pe->certdir_off - 8))
+        return rs_fail_ssl(err, "digest failed");
+    for (size_t i = 0; i < pe->nsections; i++)
+        if (rs_input_hash(&img->in, pe->sections[i].off, pe->sections[i].len, ctx, err) < 0)
+            return -1;
+    if (pe->trailing.len) {
+        in_file = t_end < pe->data_end ? t_end : pe->data_end;
+        if (pe->trailing.off < in_file &&
+            rs_input_hash(&img->in, pe->trailing.off, in_file - pe->trailing.off, ctx, err) < 0)
+            return -1;
+        /* The zero padding to 8 bytes that signing adds. */
+        if (t_end > pe->data_end &&
+            !EVP_DigestUpdate(ctx, zeros, t_end - (pe->trailing.off > pe->data_end ? pe->trailing.off : pe->data_end)))
+            return rs_fail_ssl(err, "digest failed");
+    }
+    out->md = md;
+    if (!EVP_DigestFinal_ex(ctx, out->bytes, &out->len))
+        return rs_fail_ssl(err, "digest failed");
+    return 0;
+}
+
+static size_t pe_count(rs_image *img)
+{
+    return layout(img)->ncerts;
+}
+
+static int pe_extract(rs_image *img, size_t index, rs_bytes *der, rs_error *err)
+{
+    pe_layout *pe = layout(img);
+    const pe_cert_entry *c;
+    uint8_t *buf;
+    size_t len;
+
+    if (index >= pe->ncerts)
+        return rs_fail(err, "no signature #%zu (the image has %zu)", index, pe->ncerts);
+    c = &pe->certs[index];
+    if (c->revision != PE_CERT_REVISION || c->type != PE_CERT_TYPE_PKCS)
+        return rs_fail(err, "signature #%zu is not a PKCS#7 entry (revision 0x%04x, type 0x%04x)", index,
+                       c->revision, c->type);
+    len = c->length - PE_CERT_HEADER;
+    buf = malloc(len);
+    if (!buf)
+        return rs_fail(err, "out of memory");
+    if (rs_input_read(&img->in, c->off + PE_CERT_HEADER, buf, len, err) < 0) {
+        free(buf);
+        return -1;
+    }
+    /* Writers that count the padding in dwLength leave zeros after the DER. */
+    rs_bytes_adopt(der, buf, authenticode_der_length(buf, len));
+    return 0;
+}
+
+static int pe_sign(rs_image *img, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der, rs_error *err)
+{
+    rs_digest d;
+
+    if (pe_digest(img, opts->md, &d, err) < 0)
+        return -1;
+    return authenticode_sign(&d, signer, opts, der, err);
+}
+
+static int pe_check_binding(rs_image *img, const rs_bytes *der, X509 *cert, rs_error *err)
+{
+    rs_digest want, have;
+    char ws[RS_DIGEST_STR], hs[RS_DIGEST_STR];
+
+    (void)cert;
+    if (authenticode_bound_digest(der, &want, err) < 0 || pe_digest(img, want.md, &have, err) < 0)
+        return -1;
+    if (rs_digest_equal(&want, &have))
+        return 0;
+    rs_digest_format(&want, ws, sizeof(ws));
+    rs_digest_format(&have, hs, sizeof(hs));
+    return rs_fail(err, "signature does not match the image: signed digest %s, image digest %s", ws, hs);
+}
+
+static int pe_verify(rs_image *img, const rs_bytes *der, const rs_trust *trust, rs_verify_report *report,
+                     rs_error *err)
+{
+    if (authenticode_bound_digest(der, &report->expected, err) < 0 ||
+        pe_digest(img, report->expected.md, &report->actual, err) < 0)
+        return -1;
+    if (authenticode_verify(der, trust, report, err) < 0)
+        return -1;
+    if (report->ok && !rs_digest_equal(&report->expected, &report->actual)) {
+        report->ok = false;
+        snprintf(report->reason, sizeof(report->reason), "image digest does not match the signed digest");
+    }
+    return 0;
+}
+
+/* One WIN_CERTIFICATE: dwLength counts header and DER but not the padding,
+ * as sbsign and pesign write it. */
+static int append_entry(rs_bytes *table, const rs_bytes *der, rs_error *err)
+{
+    static const uint8_t zeros[8];
+    uint8_t h[PE_CERT_HEADER];
+    uint64_t total = (uint64_t)der->len + PE_CERT_HEADER;
+
+    if (total > UINT32_MAX)
+        return rs_fail(err, "signature too large");
+    pe_put_le32(h, (uint32_t)total);
+    pe_put_le16(h + 4, PE_CERT_REVISION);
+    pe_put_le16(h + 6, PE_CERT_TYPE_PKCS);
+    if (rs_bytes_append(table, h, sizeof(h), err) < 0 || rs_bytes_append(table, der->data, der->len, err) < 0)
+        return -1;
+    return rs_bytes_append(table, zeros, pe_align8(total) - total, err);
+}
+
+/* The new certificate table: kept entries byte for byte, then new ones. */
+static int build_table(rs_image *img, const rs_edit *edit, rs_bytes *table, rs_error *err)
+{
+    pe_layout *pe = layout(img);
+
+    for (size_t i = 0; i < pe->ncerts && !edit->remove_all; i++) {
+        const pe_cert_entry *c = &pe->certs[i];
+        uint8_t *buf;
+
+        if ((long)i == edit->remove_index)
+            continue;
+        buf = malloc(c->span);
+        if (!buf)
+            return rs_fail(err, "out of memory");
+        if (rs_input_read(&img->in, c->off, buf, c->span, err) < 0 ||
+            rs_bytes_append(table, buf, c->span, err) < 0) {
+            free(buf);
+            return -1;
+        }
+        free(buf);
+    }
+    for (size_t i = 0; i < edit->n_append; i++)
+        if (append_entry(table, &edit->append[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+static int pe_write(rs_image *img, const rs_edit *edit, rs_output *out, rs_error *err)
+{
+    pe_layout *pe = layout(img);
+    _cleanup_bytes_ rs_bytes table = { 0 };
+    _cleanup_free_ uint8_t *headers = malloc(pe->size_of_headers);
+    pe_checksum sum;
+    uint8_t field[4];
+
+    if (!headers)
+        return rs_fail(err, "out of memory");
+    if (edit->remove_index >= 0 && (size_t)edit->remove_index >= pe->ncerts)
+        return rs_fail(err, "no signature #%ld (the image has %zu)", edit->remove_index, pe->ncerts);
+    if (build_table(img, edit, &table, err) < 0)
+        return -1;
+    if (pe->data_size + table.len > UINT32_MAX)
+        return rs_fail(err, "signed image would exceed 4 GiB");
+    memcpy(headers, pe->headers, pe->size_of_headers);
+    pe_put_le32(headers + pe->certdir_off, table.len ? (uint32_t)pe->data_size : 0);
+    pe_put_le32(headers + pe->certdir_off + 4, (uint32_t)table.len);
+    pe_put_le32(headers + pe->checksum_off, 0);
+    pe_checksum_init(&sum, pe->checksum_off, pe->data_size);
+    out->observe = pe_checksum_feed;
+    out->observe_ctx = &sum;
+    if (rs_output_write(out, headers, pe->size_of_headers, err) < 0 ||
+        rs_output_copy(out, &img->in, pe->size_of_headers, pe->data_end - pe->size_of_headers, err) < 0 ||
+        rs_output_zeros(out, pe->data_size - pe->data_end, err) < 0 ||
+        rs_output_write(out, table.data, table.len, err) < 0)
+        return -1;
+    out->observe = NULL;
+    pe_put_le32(field, pe_checksum_final(&sum));
+    return rs_output_patch(out, pe->checksum_off, field, sizeof(field), err);
+}
+
+const rs_format rs_format_pe = {
+    .name = "pe",
+    .probe = pe_probe,
+    .open = pe_open,
+    .close = pe_close,
+    .digest = pe_digest,
+    .count = pe_count,
+    .extract = pe_extract,
+    .describe = authenticode_describe,
+    .sign = pe_sign,
+    .check_binding = pe_check_binding,
+    .verify = pe_verify,
+    .write = pe_write,
+    .max_signatures = 0,
+};

@@ -1,0 +1,233 @@
+#include "formats/pe/pe_layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+
+#define DOS_HEADER 64
+#define COFF_HEADER 20
+#define SECTION_HEADER 40
+#define CERT_DIR_INDEX 4
+/* Real headers are a few KiB; this only stops a hostile SizeOfHeaders
+ * from making us allocate the whole file. */
+#define MAX_HEADERS (16u * 1024 * 1024)
+
+struct opt_layout {
+    uint32_t checksum;      /* offsets within the optional header */
+    uint32_t num_rva;
+    uint32_t data_dir;
+};
+
+static const struct opt_layout pe32 = { 64, 92, 96 };
+static const struct opt_layout pe32plus = { 64, 108, 112 };
+
+const char *pe_machine_name(uint16_t machine)
+{
+    switch (machine) {
+    case 0x8664:
+        return "x86_64";
+    case 0x014c:
+        return "ia32";
+    case 0xaa64:
+        return "aarch64";
+    case 0x01c0:
+    case 0x01c2:
+    case 0x01c4:
+        return "arm";
+    case 0x5064:
+        return "riscv64";
+    case 0x6264:
+        return "loongarch64";
+    default:
+        return NULL;
+    }
+}
+
+bool pe_probe(const rs_input *in)
+{
+    uint8_t mz[2];
+
+    return rs_input_read(in, 0, mz, 2, NULL) == 0 && mz[0] == 'M' && mz[1] == 'Z';
+}
+
+void pe_layout_free(pe_layout *pe)
+{
+    free(pe->headers);
+    free(pe->sections);
+    free(pe->certs);
+    memset(pe, 0, sizeof(*pe));
+}
+
+/* Reads the fixed headers up to the data directory. */
+static int parse_headers(const rs_input *in, pe_layout *pe, uint32_t *nsections, uint64_t *section_table,
+                         rs_error *err)
+{
+    uint8_t dos[DOS_HEADER], nt[4 + COFF_HEADER], magic[2], field[4];
+    const struct opt_layout *opt;
+    uint64_t opt_off;
+    uint16_t opt_size;
+    uint32_t num_rva;
+
+    if (in->size < DOS_HEADER)
+        return rs_fail(err, "too small for a DOS header (%llu bytes)", (unsigned long long)in->size);
+    if (rs_input_read(in, 0, dos, sizeof(dos), err) < 0)
+        return -1;
+    uint32_t lfanew = pe_le32(dos + 0x3c);
+    if (rs_input_read(in, lfanew, nt, sizeof(nt), NULL) < 0)
+        return rs_fail(err, "PE header offset 0x%x is outside the file", lfanew);
+    if (memcmp(nt, "PE\0\0", 4) != 0)
+        return rs_fail(err, "no PE signature at offset 0x%x", lfanew);
+    pe->machine = pe_le16(nt + 4);
+    if (!pe_machine_name(pe->machine))
+        return rs_fail(err, "unsupported machine type 0x%04x", pe->machine);
+    *nsections = pe_le16(nt + 6);
+    opt_size = pe_le16(nt + 20);
+    opt_off = (uint64_t)lfanew + sizeof(nt);
+    if (rs_input_read(in, opt_off, magic, 2, NULL) < 0)
+        return rs_fail(err, "optional header is outside the file");
+    if (pe_le16(magic) == 0x10b)
+        opt = &pe32;
+    else if (pe_le16(magic) == 0x20b)
+        opt = &pe32plus;
+    else
+        return rs_fail(err, "unknown optional header magic 0x%04x", pe_le16(magic));
+    pe->pe32plus = opt == &pe32plus;
+    if (opt_size < opt->data_dir + (CERT_DIR_INDEX + 1) * 8)
+        return rs_fail(err, "optional header (%u bytes) too small to hold the certificate table entry", opt_size);
+    if (rs_input_read(in, opt_off + opt->num_rva, field, 4, NULL) < 0)
+        return rs_fail(err, "optional header is truncated");
+    num_rva = pe_le32(field);
+    if (num_rva <= CERT_DIR_INDEX)
+        return rs_fail(err, "no certificate table entry (NumberOfRvaAndSizes is %u)", num_rva);
+    if (rs_input_read(in, opt_off + 60, field, 4, NULL) < 0)
+        return rs_fail(err, "optional header is truncated");
+    pe->size_of_headers = pe_le32(field);
+    pe->checksum_off = opt_off + opt->checksum;
+    pe->certdir_off = opt_off + opt->data_dir + CERT_DIR_INDEX * 8;
+    *section_table = opt_off + opt_size;
+    return 0;
+}
+
+/* The certificate table, if any, must be the 8-aligned tail of the file:
+ * that is where the digest rules assume it, and where we append. */
+static int locate_cert_table(const rs_input *in, pe_layout *pe, rs_error *err)
+{
+    pe->cert_off = pe_le32(pe->headers + pe->certdir_off);
+    pe->cert_size = pe_le32(pe->headers + pe->certdir_off + 4);
+    pe->data_end = in->size;
+    if (pe->cert_size == 0)
+        return 0;
+    if ((uint64_t)pe->cert_off + pe->cert_size > in->size)
+        return rs_fail(err, "certificate table (offset 0x%x, %u bytes) extends past the end of the file",
+                       pe->cert_off, pe->cert_size);
+    if ((uint64_t)pe->cert_off + pe->cert_size != in->size)
+        return rs_fail(err, "certificate table (offset 0x%x, %u bytes) is not at the end of the file",
+                       pe->cert_off, pe->cert_size);
+    if (pe->cert_off % 8 != 0)
+        return rs_fail(err, "certificate table offset 0x%x is not 8-byte aligned", pe->cert_off);
+    if (pe->cert_off < pe->size_of_headers)
+        return rs_fail(err, "certificate table (offset 0x%x) overlaps the headers", pe->cert_off);
+    pe->data_end = pe->cert_off;
+    return 0;
+}
+
+static int parse_cert_entries(const rs_input *in, pe_layout *pe, rs_error *err)
+{
+    uint64_t pos = pe->cert_off, end = (uint64_t)pe->cert_off + pe->cert_size;
+
+    if (pe->cert_size == 0)
+        return 0;
+    pe->certs = calloc(pe->cert_size / PE_CERT_HEADER + 1, sizeof(*pe->certs));
+    if (!pe->certs)
+        return rs_fail(err, "out of memory");
+    while (pos < end) {
+        uint8_t h[PE_CERT_HEADER];
+        pe_cert_entry *c = &pe->certs[pe->ncerts];
+
+        if (end - pos < PE_CERT_HEADER)
+            return rs_fail(err, "certificate table has %llu stray bytes at offset 0x%llx",
+                           (unsigned long long)(end - pos), (unsigned long long)pos);
+        if (rs_input_read(in, pos, h, sizeof(h), err) < 0)
+            return -1;
+        c->off = pos;
+        c->length = pe_le32(h);
+        c->revision = pe_le16(h + 4);
+        c->type = pe_le16(h + 6);
+        if (c->length <= PE_CERT_HEADER || c->length > end - pos)
+            return rs_fail(err, "certificate entry at offset 0x%llx has invalid length %u",
+                           (unsigned long long)pos, c->length);
+        c->span = pe_align8(c->length) < end - pos ? pe_align8(c->length) : end - pos;
+        pe->ncerts++;
+        pos += c->span;
+    }
+    return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const pe_range *x = a, *y = b;
+
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int parse_sections(pe_layout *pe, uint32_t n, uint64_t table, rs_error *err)
+{
+    uint64_t sum = pe->size_of_headers, covered = pe->size_of_headers;
+
+    if (table + (uint64_t)n * SECTION_HEADER > pe->size_of_headers)
+        return rs_fail(err, "section table (%u sections) extends past SizeOfHeaders (0x%x)", n,
+                       pe->size_of_headers);
+    pe->sections = calloc(n ? n : 1, sizeof(*pe->sections));
+    if (!pe->sections)
+        return rs_fail(err, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *s = pe->headers + table + (uint64_t)i * SECTION_HEADER;
+        uint64_t raw_size = pe_le32(s + 16), raw_off = pe_le32(s + 20);
+
+        if (raw_size == 0)
+            continue;
+        if (raw_off + raw_size > pe->data_end)
+            return rs_fail(err, "section %u (%.8s) at 0x%llx+0x%llx extends past the image data (0x%llx)", i,
+                           (const char *)s, (unsigned long long)raw_off, (unsigned long long)raw_size,
+                           (unsigned long long)pe->data_end);
+        pe->sections[pe->nsections++] = (pe_range){ raw_off, raw_size };
+        sum += raw_size;
+        if (raw_off + raw_size > covered)
+            covered = raw_off + raw_size;
+    }
+    qsort(pe->sections, pe->nsections, sizeof(*pe->sections), cmp_range);
+    if (sum < pe->data_size) {
+        pe->trailing = (pe_range){ sum, pe->data_size - sum };
+        covered = pe->data_size;
+    }
+    if (covered < pe->data_end)
+        return rs_fail(err, "bytes 0x%llx-0x%llx are not covered by the Authenticode digest (overlapping sections?)",
+                       (unsigned long long)covered, (unsigned long long)pe->data_end);
+    return 0;
+}
+
+int pe_layout_parse(const rs_input *in, pe_layout *pe, rs_error *err)
+{
+    uint32_t nsections = 0;
+    uint64_t section_table = 0;
+
+    memset(pe, 0, sizeof(*pe));
+    if (parse_headers(in, pe, &nsections, &section_table, err) < 0)
+        return -1;
+    if (pe->size_of_headers > in->size || pe->size_of_headers > MAX_HEADERS)
+        return rs_fail(err, "SizeOfHeaders 0x%x is larger than the file", pe->size_of_headers);
+    if (pe->certdir_off + 8 > pe->size_of_headers)
+        return rs_fail(err, "data directory lies outside SizeOfHeaders (0x%x)", pe->size_of_headers);
+    pe->headers = malloc(pe->size_of_headers);
+    if (!pe->headers)
+        return rs_fail(err, "out of memory");
+    if (rs_input_read(in, 0, pe->headers, pe->size_of_headers, err) < 0)
+        return -1;
+    if (locate_cert_table(in, pe, err) < 0)
+        return -1;
+    pe->data_size = pe_align8(pe->data_end);
+    if (parse_sections(pe, nsections, section_table, err) < 0)
+        return -1;
+    return parse_cert_entries(in, pe, err);
+}

@@ -1,0 +1,210 @@
+#include "ops/ops.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_DETACHED_SIG (1024 * 1024)
+
+static int source_date_epoch(time_t *t, bool *set, rs_error *err)
+{
+    const char *env = getenv("SOURCE_DATE_EPOCH");
+    char *end;
+    long long v;
+
+    *set = false;
+    if (!env || !*env)
+        return 0;
+    errno = 0;
+    v = strtoll(env, &end, 10);
+    if (errno || *end || v < 0 || v > 253402300799LL)
+        return rs_fail(err, "SOURCE_DATE_EPOCH: '%s' is not a valid Unix time", env);
+    *t = (time_t)v;
+    *set = true;
+    return 0;
+}
+
+int rs_sign_options_init(rs_sign_options *opts, const char *hash, bool signing_time, rs_error *err)
+{
+    bool from_env;
+
+    memset(opts, 0, sizeof(*opts));
+    if (rs_md_by_name(hash ? hash : "sha256", &opts->md, err) < 0)
+        return -1;
+    opts->signing_time = signing_time;
+    if (source_date_epoch(&opts->time, &from_env, err) < 0)
+        return -1;
+    if (!from_env)
+        opts->time = time(NULL);
+    return 0;
+}
+
+static int write_image(rs_image *img, const rs_edit *edit, const char *output, rs_error *err)
+{
+    _cleanup_output_ rs_output out = { .fd = -1 };
+    const char *target = output ? output : img->in.path;
+
+    if (rs_output_open(&out, target, img->in.mode, err) < 0 || img->format->write(img, edit, &out, err) < 0 ||
+        rs_output_commit(&out, err) < 0)
+        return rs_error_prefix(err, "%s", target);
+    return 0;
+}
+
+static int check_capacity(const rs_image *img, rs_error *err)
+{
+    size_t max = img->format->max_signatures;
+
+    if (max && img->format->count((rs_image *)img) >= max)
+        return rs_fail(err, "%s: already carries %zu signature(s), the most a %s file can hold; strip it first",
+                       img->in.path, max, img->format->name);
+    return 0;
+}
+
+int rs_op_sign(const char *path, rs_signer *signer, const rs_sign_options *opts, bool detached, const char *output,
+               rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    _cleanup_bytes_ rs_bytes sig = { 0 };
+
+    if (rs_image_open(&img, path, err) < 0)
+        return -1;
+    if (!detached && check_capacity(&img, err) < 0)
+        return -1;
+    if (img.format->sign(&img, signer, opts, &sig, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    if (detached) {
+        if (rs_write_file(output, sig.data, sig.len, 0644, err) < 0)
+            return rs_error_prefix(err, "%s", output);
+        return 0;
+    }
+    rs_edit edit = { .remove_index = -1, .append = &sig, .n_append = 1 };
+    return write_image(&img, &edit, output, err);
+}
+
+int rs_op_attach(const char *sig_path, const char *path, X509 *cert, const char *output, rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    _cleanup_bytes_ rs_bytes sig = { 0 };
+
+    if (rs_read_file(sig_path, MAX_DETACHED_SIG, &sig, err) < 0)
+        return rs_error_prefix(err, "%s", sig_path);
+    if (rs_image_open(&img, path, err) < 0 || check_capacity(&img, err) < 0)
+        return -1;
+    if (img.format->check_binding(&img, &sig, cert, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    rs_edit edit = { .remove_index = -1, .append = &sig, .n_append = 1 };
+    return write_image(&img, &edit, output, err);
+}
+
+int rs_op_detach(const char *path, size_t index, const char *output, rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    _cleanup_bytes_ rs_bytes sig = { 0 };
+
+    if (rs_image_open(&img, path, err) < 0)
+        return -1;
+    if (img.format->count(&img) == 0)
+        return rs_fail(err, "%s: not signed", path);
+    if (img.format->extract(&img, index, &sig, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    if (rs_write_file(output, sig.data, sig.len, 0644, err) < 0)
+        return rs_error_prefix(err, "%s", output);
+    return 0;
+}
+
+int rs_op_strip(const char *path, long index, const char *output, rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    rs_edit edit = { .remove_all = index < 0, .remove_index = index };
+
+    if (rs_image_open(&img, path, err) < 0)
+        return -1;
+    if (img.format->count(&img) == 0)
+        return rs_fail(err, "%s: not signed", path);
+    if (index >= 0 && (size_t)index >= img.format->count(&img))
+        return rs_fail(err, "%s: no signature #%ld (it has %zu)", path, index, img.format->count(&img));
+    return write_image(&img, &edit, output, err);
+}
+
+void rs_listing_free(rs_listing *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        rs_sig_info_free(&l->sigs[i]);
+    free(l->sigs);
+    memset(l, 0, sizeof(*l));
+}
+
+int rs_op_list(const char *path, rs_listing *out, rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    size_t n;
+
+    memset(out, 0, sizeof(*out));
+    if (rs_image_open(&img, path, err) < 0)
+        return -1;
+    out->format = img.format->name;
+    n = img.format->count(&img);
+    out->sigs = calloc(n ? n : 1, sizeof(*out->sigs));
+    if (!out->sigs)
+        return rs_fail(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_bytes_ rs_bytes der = { 0 };
+
+        if (img.format->extract(&img, i, &der, err) < 0 || img.format->describe(&der, &out->sigs[i], err) < 0) {
+            rs_listing_free(out);
+            return rs_error_prefix(err, "%s: signature #%zu", path, i);
+        }
+        out->count++;
+    }
+    return 0;
+}
+
+void rs_verification_free(rs_verification *v)
+{
+    for (size_t i = 0; i < v->count; i++)
+        rs_verify_report_free(&v->reports[i]);
+    free(v->reports);
+    memset(v, 0, sizeof(*v));
+}
+
+int rs_op_verify(const char *path, const rs_trust *trust, rs_verification *out, rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    size_t n;
+
+    memset(out, 0, sizeof(*out));
+    if (rs_image_open(&img, path, err) < 0)
+        return -1;
+    out->format = img.format->name;
+    n = img.format->count(&img);
+    out->reports = calloc(n ? n : 1, sizeof(*out->reports));
+    if (!out->reports)
+        return rs_fail(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_bytes_ rs_bytes der = { 0 };
+        rs_verify_report *r = &out->reports[i];
+        rs_error why;
+
+        out->count++;
+        if (img.format->extract(&img, i, &der, &why) < 0 || img.format->verify(&img, &der, trust, r, &why) < 0) {
+            r->ok = false;
+            snprintf(r->reason, sizeof(r->reason), "%s", why.msg);
+        }
+        out->ok |= r->ok;
+    }
+    return 0;
+}
+
+int rs_op_digest(const char *path, const EVP_MD *md, rs_digest *out, rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+
+    if (rs_image_open(&img, path, err) < 0)
+        return -1;
+    if (img.format->digest(&img, md, out, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    return 0;
+}

@@ -1,0 +1,19 @@
+/* A tiny test harness: CHECK records a failure and carries on. */
+#ifndef RS_TEST_HARNESS_H
+#define RS_TEST_HARNESS_H
+
+#include <stdio.h>
+
+extern int harness_failures;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            harness_failures++;                                                      \
+        }                                                                            \
+    } while (0)
+
+int harness_finish(const char *name);
+
+#endif
