@@ -1,0 +1,14 @@
+#!/bin/sh
+# Installs everything reprosign needs to build and to run its tests against
+# the real peer tools. Debian 12 (bookworm), as root.
+set -eu
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends \
+    build-essential cmake pkg-config clang libclang-rt-14-dev \
+    libssl-dev libp11-kit-dev libjansson-dev libarchive-dev libsqlite3-dev \
+    openssl ca-certificates python3 binutils xz-utils zstd \
+    sbsigntool osslsigncode pesign linux-kbuild-6.1 kmod \
+    softhsm2 opensc p11-kit \
+    dpkg-dev debhelper \
+    qemu-system-x86 ovmf gnu-efi mtools dosfstools efitools

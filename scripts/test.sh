@@ -1,0 +1,28 @@
+#!/bin/sh
+# The whole test suite, from a fresh Debian 12 machine (as root):
+#   1. installs the dependencies (skip with REPROSIGN_SKIP_DEPS=1);
+#   2. builds build/ and runs every test (unit tests link the library; the
+#      interop tests drive the CLI against sbsigntool, osslsigncode, pesign,
+#      sign-file, modinfo, SoftHSM2 and Debian's real packages);
+#   3. rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer in
+#      build-asan/ and runs the whole suite again;
+#   4. runs every libFuzzer target briefly (bench/fuzz.sh, smoke mode).
+set -eu
+cd "$(dirname "$0")/.."
+[ "${REPROSIGN_SKIP_DEPS:-0}" = 1 ] || sh scripts/install-deps.sh
+jobs=$(nproc)
+fixtures=$(pwd)/build/fixtures
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j"$jobs"
+bash tests/fetch-fixtures.sh "$fixtures"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DREPROSIGN_SANITIZE=ON
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+if [ -x bench/fuzz.sh ]; then
+    bench/fuzz.sh "${REPROSIGN_FUZZ_SECONDS:-20}"
+fi

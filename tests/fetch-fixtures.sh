@@ -1,0 +1,48 @@
+#!/bin/bash
+# Fetches the real Debian packages the tests compare against, once, into
+# the fixtures directory (default: build/fixtures). Safe to re-run.
+#   tests/fetch-fixtures.sh [DIR]
+set -euo pipefail
+
+dir=${1:-${FIXTURES:-build/fixtures}}
+mkdir -p "$dir/debs"
+dir=$(cd "$dir" && pwd)
+
+download() {   # download PKG... into $dir/debs unless already there
+    local missing=()
+    for pkg in "$@"; do
+        compgen -G "$dir/debs/${pkg}_*.deb" >/dev/null || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    # apt's sandbox user must be able to write where it downloads.
+    (cd "$dir/debs" && chmod 0777 . && apt-get download -q "${missing[@]}" >/dev/null)
+}
+
+extract() {    # extract PKG's .deb into $dir/root/PKG
+    local pkg=$1 deb
+    deb=$(ls "$dir/debs/${pkg}"_*.deb | sort -V | tail -n 1)
+    if [ ! -d "$dir/root/$pkg" ]; then
+        mkdir -p "$dir/root/$pkg.tmp"
+        dpkg-deb -x "$deb" "$dir/root/$pkg.tmp"
+        mv "$dir/root/$pkg.tmp" "$dir/root/$pkg"
+    fi
+}
+
+# The kernel flavour the cloud metapackage currently points at.
+kernel_package() {
+    apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+        sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p' | head -n 1
+}
+
+want=${2:-all}
+if [ "$want" = all ] || [ "$want" = shim ]; then
+    download shim-unsigned shim-helpers-amd64-signed shim-helpers-amd64-signed-template
+    for p in shim-unsigned shim-helpers-amd64-signed shim-helpers-amd64-signed-template; do extract "$p"; done
+fi
+if [ "$want" = all ] || [ "$want" = kernel ]; then
+    kpkg=$(kernel_package)
+    [ -n "$kpkg" ] || { echo "fetch-fixtures: cannot resolve linux-image-cloud-amd64" >&2; exit 1; }
+    download "$kpkg"
+    extract "$kpkg"
+    ln -sfn "root/$kpkg" "$dir/kernel"
+fi

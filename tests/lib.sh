@@ -1,0 +1,70 @@
+# Shared by the script tests (tests/interop/test_*.sh). Source it first.
+# Environment (set by CTest): REPROSIGN, TESTS_DIR, FIXTURES.
+set -uo pipefail
+
+: "${REPROSIGN:?run through ctest, or set REPROSIGN to build/reprosign}"
+: "${TESTS_DIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}"
+: "${FIXTURES:=$TESTS_DIR/../build/fixtures}"
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+PASSED=0
+FAILED=0
+
+pass() { PASSED=$((PASSED + 1)); echo "ok - $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
+
+# check "description" command...: passes when the command succeeds.
+check() {
+    local what=$1; shift
+    if "$@" >"$WORK/.out" 2>&1; then pass "$what"; else fail "$what"; sed 's/^/    /' "$WORK/.out"; fi
+}
+
+# refuses "description" OUTPUT-THAT-MUST-NOT-EXIST command...: the command
+# must exit 1 with exactly one line on stderr, starting "reprosign: ",
+# and leave no file at OUTPUT (pass "" when there is none).
+refuses() {
+    local what=$1 output=$2; shift 2
+    local rc=0
+    "$@" >"$WORK/.out" 2>"$WORK/.err" || rc=$?
+    if [ "$rc" -ne 1 ]; then
+        fail "$what: exit status $rc, expected 1"; sed 's/^/    /' "$WORK/.err"; return
+    fi
+    if [ "$(wc -l <"$WORK/.err")" -ne 1 ] || ! grep -q '^reprosign: ' "$WORK/.err"; then
+        fail "$what: error is not one 'reprosign: ' line"; sed 's/^/    /' "$WORK/.err"; return
+    fi
+    if [ -n "$output" ] && [ -e "$output" ]; then
+        fail "$what: left $output behind"; return
+    fi
+    if compgen -G "$(dirname "${output:-$WORK/x}")/.*.??????" >/dev/null; then
+        fail "$what: left a temporary file behind"; return
+    fi
+    pass "$what ($(cat "$WORK/.err"))"
+}
+
+same_bytes() { cmp -s "$1" "$2"; }
+
+# Test keys: RSA-2048, self-signed, with a subjectKeyIdentifier.
+make_key() {  # make_key NAME [SUBJECT]
+    local name=$1 subject=${2:-/CN=reprosign test $1}
+    openssl req -new -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -subj "$subject" \
+        -addext "subjectKeyIdentifier=hash" \
+        -keyout "$WORK/$name.key" -out "$WORK/$name.crt" 2>/dev/null
+    openssl x509 -in "$WORK/$name.crt" -outform DER -out "$WORK/$name.der"
+}
+
+# Fixtures are fetched on first use; a machine without the network skips.
+need_fixtures() {  # need_fixtures shim|kernel
+    if ! bash "$TESTS_DIR/fetch-fixtures.sh" "$FIXTURES" "$1" >"$WORK/.fetch" 2>&1; then
+        echo "SKIP: cannot fetch $1 fixtures:"; cat "$WORK/.fetch"; exit 77
+    fi
+}
+
+need_tool() {
+    command -v "$1" >/dev/null 2>&1 || [ -x "$1" ] || { echo "SKIP: $1 is not installed"; exit 77; }
+}
+
+finish() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+}
