@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static void set_message(rs_error *err, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void set_message(rs_error *err, const char *fmt, va_list ap)
 {
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 }
