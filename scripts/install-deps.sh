@@ -6,8 +6,8 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
     build-essential cmake pkg-config clang libclang-rt-14-dev \
-    libssl-dev libp11-kit-dev libjansson-dev libarchive-dev libsqlite3-dev \
-    openssl ca-certificates python3 binutils xz-utils zstd \
+    libssl-dev libp11-kit-dev libjansson-dev libarchive-dev libarchive13 libsqlite3-dev \
+    openssl ca-certificates python3 binutils xz-utils zstd bc time \
     sbsigntool osslsigncode pesign linux-kbuild-6.1 kmod \
     softhsm2 opensc p11-kit \
     dpkg-dev debhelper \

@@ -5,6 +5,7 @@
 #ifndef RS_CLEANUP_H
 #define RS_CLEANUP_H
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -44,5 +45,11 @@ static inline void rs_closep(int *fd)
         close(*fd);
 }
 #define _cleanup_close_ _cleanup_(rs_closep)
+
+static inline void rs_closedirp(DIR **d)
+{
+    if (*d)
+        closedir(*d);
+}
 
 #endif

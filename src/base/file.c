@@ -17,12 +17,21 @@
 
 int rs_input_open(rs_input *in, const char *path, rs_error *err)
 {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    memset(in, 0, sizeof(*in));
+    in->fd = -1;
+    if (fd < 0)
+        return rs_fail(err, "cannot open: %s", strerror(errno));
+    return rs_input_from_fd(in, fd, path, err);
+}
+
+int rs_input_from_fd(rs_input *in, int fd, const char *path, rs_error *err)
+{
     struct stat st;
 
     memset(in, 0, sizeof(*in));
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (in->fd < 0)
-        return rs_fail(err, "cannot open: %s", strerror(errno));
+    in->fd = fd;
     if (fstat(in->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(in->fd);
         in->fd = -1;
@@ -252,8 +261,10 @@ int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, 
     return 0;
 }
 
-int rs_output_commit(rs_output *out, rs_error *err)
+int rs_output_seal(rs_output *out, rs_error *err)
 {
+    if (out->fd < 0)
+        return 0;
     if (fsync(out->fd) < 0)
         return rs_fail(err, "fsync failed: %s", strerror(errno));
     if (close(out->fd) < 0) {
@@ -261,6 +272,13 @@ int rs_output_commit(rs_output *out, rs_error *err)
         return rs_fail(err, "close failed: %s", strerror(errno));
     }
     out->fd = -1;
+    return 0;
+}
+
+int rs_output_commit(rs_output *out, rs_error *err)
+{
+    if (rs_output_seal(out, err) < 0)
+        return -1;
     if (rename(out->tmp_path, out->path) < 0)
         return rs_fail(err, "cannot rename into place: %s", strerror(errno));
     untrack(out->tmp_path);

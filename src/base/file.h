@@ -21,6 +21,8 @@ typedef struct rs_input {
 } rs_input;
 
 int rs_input_open(rs_input *in, const char *path, rs_error *err);
+/* Takes over an open descriptor of a regular file (or memfd). */
+int rs_input_from_fd(rs_input *in, int fd, const char *name, rs_error *err);
 void rs_input_close(rs_input *in);
 #define _cleanup_input_ __attribute__((cleanup(rs_input_close)))
 
@@ -51,7 +53,9 @@ int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err);
 int rs_output_copy(rs_output *out, const rs_input *in, uint64_t off, uint64_t len, rs_error *err);
 /* Overwrites bytes already written (for fields known only at the end). */
 int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, rs_error *err);
-/* fsyncs and renames the temporary file onto the target. */
+/* fsyncs and closes the temporary file, keeping it for a later commit. */
+int rs_output_seal(rs_output *out, rs_error *err);
+/* Seals if needed and renames the temporary file onto the target. */
 int rs_output_commit(rs_output *out, rs_error *err);
 /* Removes the temporary file unless committed. Safe to call twice. */
 void rs_output_abort(rs_output *out);

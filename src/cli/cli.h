@@ -31,6 +31,8 @@ int cli_json_print(json_t *doc);
 /* Parses a non-negative integer option value. */
 bool cli_parse_index(const char *s, long *out);
 
-extern const rs_command cmd_sign, cmd_attach, cmd_detach, cmd_strip, cmd_verify, cmd_list, cmd_digest;
+extern const rs_command cmd_sign, cmd_attach, cmd_detach, cmd_strip, cmd_verify, cmd_list, cmd_digest, cmd_token;
+extern const rs_command cmd_sign_template, cmd_attach_tree;
+extern const rs_command cmd_efi, cmd_chain, cmd_sbat;
 
 #endif

@@ -38,7 +38,7 @@ static int run(int argc, char **argv)
     }
     if (optind + 2 != argc)
         return cli_usage(&cmd_attach, "expected SIG and FILE");
-    if (cert_path && rs_load_cert(cert_path, &cert, &err) < 0)
+    if (cert_path && rs_cert_open(cert_path, &cert, &err) < 0)
         return cli_fail(&err);
     if (rs_op_attach(argv[optind], argv[optind + 1], cert, output, &err) < 0)
         return cli_fail(&err);

@@ -2,16 +2,22 @@
 
 #include "cli/cli.h"
 #include "ops/ops.h"
+#include "uefi/dbverify.h"
+#include "uefi/uefi_trust.h"
 
 static int run(int argc, char **argv);
 
 const rs_command cmd_verify = {
     .name = "verify",
     .summary = "verify a file's signatures against trusted certificates",
-    .usage = "verify FILE --cert CA [--cert CA...] [--json]\n\n"
+    .usage = "verify FILE (--cert CA... | --db ESL... [--dbx ESL...] | --vars VARSTORE) [--json]\n\n"
              "Exits 0 only if at least one signature chains to a given certificate (as\n"
              "firmware does: any certificate may be the anchor, validity dates are\n"
-             "ignored) and binds to the file's own digest.",
+             "ignored) and binds to the file's own digest.\n\n"
+             "With --db/--dbx (EFI signature lists) or --vars (an OVMF variable store's db\n"
+             "and dbx) the firmware's rules apply: the image hash or any signature's\n"
+             "certificate in dbx rejects the image; a signature chaining to a db\n"
+             "certificate, or the image hash in db, admits it (also when unsigned).",
     .run = run,
 };
 
@@ -60,28 +66,87 @@ static int print_text(const char *path, const rs_verification *v)
     return v->ok ? EXIT_OK : EXIT_FAIL;
 }
 
+static int uefi_json(const char *path, const uefi_verdict *u)
+{
+    json_t *sigs = json_array();
+    char hash[RS_DIGEST_STR] = "";
+
+    for (size_t i = 0; i < u->sigs.count; i++)
+        json_array_append_new(sigs, report_json(&u->sigs.reports[i], i));
+    if (u->image_hash.len)
+        rs_digest_format(&u->image_hash, hash, sizeof(hash));
+    if (cli_json_print(json_pack("{s:s, s:s, s:s, s:b, s:s?, s:s?, s:s?, s:o}", "file", path, "format",
+                                 u->sigs.format, "policy", "uefi db/dbx", "valid", u->ok, "anchor", u->anchor,
+                                 "reason", u->ok ? NULL : u->reason, "image_hash", hash[0] ? hash : NULL,
+                                 "signatures", sigs)) != EXIT_OK)
+        return EXIT_FAIL;
+    return u->ok ? EXIT_OK : EXIT_FAIL;
+}
+
+/* Firmware's verdict: unsigned images are judged by their hash alone. */
+static int verify_uefi(const char *path, const rs_trust *trust, bool json)
+{
+    _cleanup_(uefi_verdict_free) uefi_verdict u = { 0 };
+    rs_error err;
+
+    if (uefi_verify_image(path, trust, &u, &err) < 0)
+        return cli_fail(&err);
+    if (json)
+        return uefi_json(path, &u);
+    for (size_t i = 0; i < u.sigs.count; i++) {
+        const rs_verify_report *r = &u.sigs.reports[i];
+
+        if (r->ok)
+            printf("signature %zu: OK, signed by %s, chains to %s\n", i, r->signer ? r->signer : "?",
+                   r->anchor ? r->anchor : "?");
+        else
+            printf("signature %zu: FAILED: %s\n", i, r->reason);
+    }
+    if (u.ok) {
+        printf("%s: accepted by db (%s)\n", path, u.anchor ? u.anchor : "?");
+        return EXIT_OK;
+    }
+    fprintf(stderr, "reprosign: %s: rejected: %s\n", path, u.reason);
+    return EXIT_FAIL;
+}
+
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "cert", required_argument, NULL, 'c' },
+        { "db", required_argument, NULL, 'd' },
+        { "dbx", required_argument, NULL, 'x' },
+        { "vars", required_argument, NULL, 'v' },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { 0 },
     };
     _cleanup_trust_ rs_trust trust = { 0 };
     _cleanup_(rs_verification_free) rs_verification v = { 0 };
-    bool json = false, have_cert = false;
+    bool json = false, have_cert = false, have_db = false, have_dbx = false;
     rs_error err;
     int c;
 
     if (rs_trust_init(&trust, &err) < 0)
         return cli_fail(&err);
-    while ((c = cli_getopt(&cmd_verify, argc, argv, "c:jh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_verify, argc, argv, "c:d:x:v:jh", longopts)) != -1) {
         switch (c) {
         case 'c':
             if (rs_trust_add_file(&trust, optarg, &err) < 0)
                 return cli_fail(&err);
             have_cert = true;
+            break;
+        case 'd':
+        case 'x':
+            if (uefi_trust_add_esl_file(&trust, optarg, c == 'x', &err) < 0)
+                return cli_fail(&err);
+            have_db |= c == 'd';
+            have_dbx |= c == 'x';
+            break;
+        case 'v':
+            if (uefi_trust_add_varstore(&trust, optarg, &err) < 0)
+                return cli_fail(&err);
+            have_db = true;
             break;
         case 'j': json = true; break;
         case -2: return EXIT_OK;
@@ -90,8 +155,14 @@ static int run(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return cli_usage(&cmd_verify, "expected exactly one FILE");
-    if (!have_cert)
-        return cli_usage(&cmd_verify, "--cert is required");
+    if (have_cert && (have_db || have_dbx))
+        return cli_usage(&cmd_verify, "--cert cannot be combined with --db, --dbx or --vars");
+    if (have_dbx && !have_db)
+        return cli_usage(&cmd_verify, "--dbx needs --db");
+    if (!have_cert && !have_db)
+        return cli_usage(&cmd_verify, "--cert, --db or --vars is required");
+    if (have_db)
+        return verify_uefi(argv[optind], &trust, json);
     if (rs_op_verify(argv[optind], &trust, &v, &err) < 0)
         return cli_fail(&err);
     return json ? print_json(argv[optind], &v) : print_text(argv[optind], &v);

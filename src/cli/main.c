@@ -11,6 +11,8 @@
 
 static const rs_command *const commands[] = {
     &cmd_sign, &cmd_attach, &cmd_detach, &cmd_strip, &cmd_verify, &cmd_list, &cmd_digest,
+    &cmd_sign_template, &cmd_attach_tree, &cmd_token,
+    &cmd_efi, &cmd_chain, &cmd_sbat,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -21,7 +23,7 @@ static void usage(FILE *f)
                "Sign, attach, detach, strip, list and verify Secure Boot signatures on\n"
                "PE/COFF EFI images and Linux kernel modules.\n\ncommands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+        fprintf(f, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(f, "\n'reprosign COMMAND --help' describes one command.\n"
                "Exit status: 0 success, 1 failure, 2 usage error.\n");
 }

@@ -1,8 +1,10 @@
 #include "crypto/signer.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "crypto/ossl.h"
+#include "crypto/pkcs11_uri.h"
 
 int rs_signer_init_base(rs_signer *s, X509 *cert, rs_error *err)
 {
@@ -25,8 +27,11 @@ static int check_pair(rs_signer *s, rs_error *err)
 {
     static const uint8_t probe[32] = { 'r', 'e', 'p', 'r', 'o', 's', 'i', 'g', 'n' };
     _cleanup_bytes_ rs_bytes sig = { 0 };
-    _cleanup_(rs_pkctxp) EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, s->public_key, NULL);
+    _cleanup_(rs_pkctxp) EVP_PKEY_CTX *ctx = NULL;
 
+    if (s->ops->matches)
+        return s->ops->matches(s, s->public_key) ? 0 : rs_fail(err, "the private key does not match the certificate");
+    ctx = EVP_PKEY_CTX_new_from_pkey(NULL, s->public_key, NULL);
     if (rs_signer_sign_digest(s, EVP_sha256(), probe, sizeof(probe), &sig, err) < 0)
         return -1;
     if (!ctx || EVP_PKEY_verify_init(ctx) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx, EVP_sha256()) <= 0)
@@ -38,28 +43,40 @@ static int check_pair(rs_signer *s, rs_error *err)
     return 0;
 }
 
-static int load_cert_spec(const char *spec, X509 **cert, rs_error *err)
+static bool is_pkcs11(const char *spec)
 {
-    if (!strncmp(spec, "pkcs11:", 7))
-        return rs_fail(err, "%s: certificates on PKCS#11 tokens are not supported yet", spec);
-    return rs_load_cert(spec, cert, err);
+    return !strncmp(spec, "pkcs11:", 7);
+}
+
+int rs_cert_open(const char *spec, X509 **out, rs_error *err)
+{
+    return is_pkcs11(spec) ? rs_signer_pkcs11_cert(spec, NULL, out, err) : rs_load_cert(spec, out, err);
+}
+
+/* Prefixes an error with a key or certificate spec, never showing a PIN. */
+static int prefix_spec(rs_error *err, const char *spec)
+{
+    _cleanup_free_ char *shown = is_pkcs11(spec) ? rs_p11_uri_display(spec) : NULL;
+
+    return rs_error_prefix(err, "%s", shown ? shown : spec);
 }
 
 int rs_signer_open(const char *key_spec, const char *cert_spec, rs_signer **out, rs_error *err)
 {
     _cleanup_(rs_signerp) rs_signer *s = NULL;
     X509 *cert = NULL;
+    int r;
 
-    if (!strncmp(key_spec, "pkcs11:", 7))
-        return rs_fail(err, "%s: PKCS#11 keys are not supported yet", key_spec);
-    if (rs_signer_pem_open(key_spec, &s, err) < 0)
+    r = is_pkcs11(key_spec) ? rs_signer_pkcs11_open(key_spec, &s, err) : rs_signer_pem_open(key_spec, &s, err);
+    if (r < 0)
         return -1;
-    if (load_cert_spec(cert_spec, &cert, err) < 0)
+    r = is_pkcs11(cert_spec) ? rs_signer_pkcs11_cert(cert_spec, s, &cert, err) : rs_load_cert(cert_spec, &cert, err);
+    if (r < 0)
         return -1;
     if (rs_signer_init_base(s, cert, err) < 0)
-        return rs_error_prefix(err, "%s", cert_spec);
+        return prefix_spec(err, cert_spec);
     if (check_pair(s, err) < 0)
-        return rs_error_prefix(err, "%s", key_spec);
+        return prefix_spec(err, key_spec);
     *out = TAKE_PTR(s);
     return 0;
 }

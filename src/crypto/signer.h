@@ -7,6 +7,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/x509.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,9 @@ typedef struct rs_signer_ops {
      * ECDSA-Sig-Value. Must be safe to call from several threads. */
     int (*sign_digest)(rs_signer *s, const EVP_MD *md, const uint8_t *digest, size_t len, rs_bytes *sig,
                        rs_error *err);
+    /* Optional: whether the key is the private half of cert_key, checked
+     * without signing. Backends without it get a probe signature. */
+    bool (*matches)(rs_signer *s, EVP_PKEY *cert_key);
     void (*destroy)(rs_signer *s);
 } rs_signer_ops;
 
@@ -48,6 +52,13 @@ static inline void rs_signerp(rs_signer **s)
 
 /* Backends. `base` is filled in by the caller (cert, chain, public key). */
 int rs_signer_pem_open(const char *path, rs_signer **out, rs_error *err);
+int rs_signer_pkcs11_open(const char *uri, rs_signer **out, rs_error *err);
+/* Reads a certificate from a token. When `key` is a PKCS#11 signer on the
+ * same token its session is used (no second login); key may be NULL. */
+int rs_signer_pkcs11_cert(const char *uri, rs_signer *key, X509 **out, rs_error *err);
+
+/* Loads a certificate from a file or a pkcs11: URI. */
+int rs_cert_open(const char *spec, X509 **out, rs_error *err);
 
 /* Shared by backends and rs_signer_open. */
 int rs_signer_init_base(rs_signer *s, X509 *cert, rs_error *err);

@@ -44,6 +44,11 @@ static int pem_sign_digest(rs_signer *s, const EVP_MD *md, const uint8_t *digest
     return 0;
 }
 
+static bool pem_matches(rs_signer *s, EVP_PKEY *cert_key)
+{
+    return EVP_PKEY_eq(((pem_signer *)s)->key, cert_key) == 1;
+}
+
 static void pem_destroy(rs_signer *s)
 {
     pem_signer *p = (pem_signer *)s;
@@ -54,6 +59,7 @@ static void pem_destroy(rs_signer *s)
 
 static const rs_signer_ops pem_ops = {
     .sign_digest = pem_sign_digest,
+    .matches = pem_matches,
     .destroy = pem_destroy,
 };
 

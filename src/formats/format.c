@@ -5,6 +5,7 @@
 
 static const rs_format *const formats[] = {
     &rs_format_pe,
+    &rs_format_module,
 };
 
 void rs_sig_info_free(rs_sig_info *info)
@@ -23,12 +24,8 @@ void rs_verify_report_free(rs_verify_report *r)
     memset(r, 0, sizeof(*r));
 }
 
-int rs_image_open(rs_image *img, const char *path, rs_error *err)
+static int detect(rs_image *img, const char *path, rs_error *err)
 {
-    memset(img, 0, sizeof(*img));
-    img->in.fd = -1;
-    if (rs_input_open(&img->in, path, err) < 0)
-        return rs_error_prefix(err, "%s", path);
     for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
         if (!formats[i]->probe(&img->in))
             continue;
@@ -42,6 +39,24 @@ int rs_image_open(rs_image *img, const char *path, rs_error *err)
     }
     rs_input_close(&img->in);
     return rs_fail(err, "%s: unrecognised format (not a PE/COFF image or an ELF kernel module)", path);
+}
+
+int rs_image_open(rs_image *img, const char *path, rs_error *err)
+{
+    memset(img, 0, sizeof(*img));
+    img->in.fd = -1;
+    if (rs_input_open(&img->in, path, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    return detect(img, path, err);
+}
+
+int rs_image_open_fd(rs_image *img, int fd, const char *name, rs_error *err)
+{
+    memset(img, 0, sizeof(*img));
+    img->in.fd = -1;
+    if (rs_input_from_fd(&img->in, fd, name, err) < 0)
+        return rs_error_prefix(err, "%s", name);
+    return detect(img, name, err);
 }
 
 void rs_image_close(rs_image *img)

@@ -84,6 +84,12 @@ struct rs_format {
     /* Builds a complete detached signature for the image. */
     int (*sign)(rs_image *img, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der, rs_error *err);
 
+    /* Builds the detached signature from the image's digest alone (as
+     * returned by digest() with opts->md), so a batch can check every file
+     * before signing any, and a signer never needs the file. */
+    int (*sign_digest)(const rs_digest *digest, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der,
+                       rs_error *err);
+
     /* Checks that a detached signature belongs to this exact image. cert
      * is the signer's certificate for formats whose signatures carry none
      * (may be NULL otherwise). Fails naming both digests on a mismatch. */
@@ -99,11 +105,17 @@ struct rs_format {
 
     /* How many signatures the format can carry; 0 means no limit. */
     size_t max_signatures;
+
+    /* The signatures carry no certificate, so check_binding can only
+     * check them when given the signer's; without one it checks form only. */
+    bool binding_needs_cert;
 };
 
 /* Detects the format from the bytes and opens the file. Errors are
  * prefixed with the path. */
 int rs_image_open(rs_image *img, const char *path, rs_error *err);
+/* The same for an open file descriptor (taken over); name is for messages. */
+int rs_image_open_fd(rs_image *img, int fd, const char *name, rs_error *err);
 void rs_image_close(rs_image *img);
 #define _cleanup_image_ __attribute__((cleanup(rs_image_close)))
 

@@ -9,7 +9,7 @@
 
 #define MAX_DETACHED_SIG (1024 * 1024)
 
-static int source_date_epoch(time_t *t, bool *set, rs_error *err)
+int rs_source_date_epoch(time_t *t, bool *set, rs_error *err)
 {
     const char *env = getenv("SOURCE_DATE_EPOCH");
     char *end;
@@ -35,7 +35,7 @@ int rs_sign_options_init(rs_sign_options *opts, const char *hash, bool signing_t
     if (rs_md_by_name(hash ? hash : "sha256", &opts->md, err) < 0)
         return -1;
     opts->signing_time = signing_time;
-    if (source_date_epoch(&opts->time, &from_env, err) < 0)
+    if (rs_source_date_epoch(&opts->time, &from_env, err) < 0)
         return -1;
     if (!from_env)
         opts->time = time(NULL);

@@ -8,6 +8,9 @@
 
 #include "formats/format.h"
 
+/* SOURCE_DATE_EPOCH, validated; *set is false when it is unset or empty. */
+int rs_source_date_epoch(time_t *t, bool *set, rs_error *err);
+
 /* Options for a signature: hash from the caller, signingTime from
  * SOURCE_DATE_EPOCH when set (for reproducible output), else the clock. */
 int rs_sign_options_init(rs_sign_options *opts, const char *hash, bool signing_time, rs_error *err);

@@ -3,11 +3,14 @@
 
     mkpe.py OUT [--pe32] [--machine x86_64|ia32|aarch64|arm] [--sections N]
                 [--section-size BYTES] [--gap BYTES] [--trailing BYTES]
-                [--odd-tail BYTES] [--corrupt KIND]
+                [--odd-tail BYTES] [--corrupt KIND] [--add-section NAME=FILE]...
 
 The image is structurally valid (DOS stub, PE header, optional header with
 16 data directories, N sections of raw data) so peers such as sbsign accept
-it; --corrupt then breaks one thing on purpose (see CORRUPTIONS)."""
+it; --corrupt then breaks one thing on purpose (see CORRUPTIONS).
+--add-section appends a section holding FILE's bytes after the generated
+ones; a NAME longer than 8 bytes goes to a COFF string table at the end of
+the file, as GNU ld writes .vendor_cert and .sbatlevel in shim."""
 
 import argparse
 import struct
@@ -30,13 +33,39 @@ def optional_header(pe32, size_of_image, size_of_headers, entry):
     return std + win + stack + b"\0" * (16 * 8)
 
 
+def extra_sections(specs):
+    """[(name, data)] from NAME=FILE arguments."""
+    out = []
+    for spec in specs or []:
+        name, _, path = spec.partition("=")
+        with open(path, "rb") as f:
+            out.append((name.encode(), f.read()))
+    return out
+
+
+def add_extra(extra, headers, body, off, first_index, strtab):
+    for i, (name, data) in enumerate(extra):
+        raw = (len(data) + FILE_ALIGN - 1) // FILE_ALIGN * FILE_ALIGN
+        if len(name) > 8:
+            field = b"/%d" % (4 + len(strtab))
+            strtab += name + b"\0"
+        else:
+            field = name
+        headers.append(struct.pack("<8sIIIIIIHHI", field, len(data), SECTION_ALIGN * (first_index + i + 1),
+                                   raw, off, 0, 0, 0, 0, 0x40000040))
+        body += data + b"\0" * (raw - len(data))
+        off += raw
+    return off
+
+
 def build(args):
     pe32 = args.pe32
     machine = MACHINES[args.machine]
+    extra = extra_sections(args.add_section)
     nsec = args.sections
     opt = optional_header(pe32, 0, 0, 0)
     table = LFANEW + 24 + len(opt)
-    size_of_headers = (table + 40 * nsec + FILE_ALIGN - 1) // FILE_ALIGN * FILE_ALIGN
+    size_of_headers = (table + 40 * (nsec + len(extra)) + FILE_ALIGN - 1) // FILE_ALIGN * FILE_ALIGN
     body, headers = bytearray(), []
     off = size_of_headers
     for i in range(nsec):
@@ -49,8 +78,13 @@ def build(args):
         if args.gap and i == 0:
             body += b"\xAA" * args.gap
             off += args.gap
-    opt = optional_header(pe32, SECTION_ALIGN * (nsec + 1), size_of_headers, SECTION_ALIGN)
-    coff = struct.pack("<HHIIIHH", machine, nsec, 0, 0, 0, len(opt), 0x0202 if not pe32 else 0x0102)
+    strtab = bytearray()
+    off = add_extra(extra, headers, body, off, nsec, strtab)
+    total = nsec + len(extra)
+    opt = optional_header(pe32, SECTION_ALIGN * (total + 1), size_of_headers, SECTION_ALIGN)
+    tail = args.trailing + args.odd_tail
+    symtab = off + tail if strtab else 0
+    coff = struct.pack("<HHIIIHH", machine, total, 0, symtab, 0, len(opt), 0x0202 if not pe32 else 0x0102)
     dos = bytearray(LFANEW)
     dos[0:2] = b"MZ"
     struct.pack_into("<I", dos, 0x3C, LFANEW)
@@ -59,6 +93,8 @@ def build(args):
     img += body
     img += bytes((0x5A ^ (j & 0xFF)) for j in range(args.trailing))
     img += b"\x11" * args.odd_tail
+    if strtab:
+        img += struct.pack("<I", 4 + len(strtab)) + strtab
     return img, table, pe32
 
 
@@ -130,6 +166,7 @@ def main():
     ap.add_argument("--trailing", type=int, default=0)
     ap.add_argument("--odd-tail", type=int, default=0)
     ap.add_argument("--corrupt", choices=CORRUPTIONS + ["list"])
+    ap.add_argument("--add-section", action="append", metavar="NAME=FILE")
     args = ap.parse_args()
     if args.corrupt == "list":
         print("\n".join(CORRUPTIONS))

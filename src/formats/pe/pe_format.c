@@ -1,4 +1,5 @@
 /* PE/COFF EFI images behind the format interface. */
+#include <openssl/err.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,6 +111,12 @@ static int pe_sign(rs_image *img, rs_signer *signer, const rs_sign_options *opts
     return authenticode_sign(&d, signer, opts, der, err);
 }
 
+static int pe_sign_digest(const rs_digest *d, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der,
+                          rs_error *err)
+{
+    return authenticode_sign(d, signer, opts, der, err);
+}
+
 static int pe_check_binding(rs_image *img, const rs_bytes *der, X509 *cert, rs_error *err)
 {
     rs_digest want, have;
@@ -125,6 +132,71 @@ static int pe_check_binding(rs_image *img, const rs_bytes *der, X509 *cert, rs_e
     return rs_fail(err, "signature does not match the image: signed digest %s, image digest %s", ws, hs);
 }
 
+/* EDK2 checks each certificate a signature carries against dbx without
+ * first verifying the signature. */
+static bool signature_revoked(const rs_bytes *der, const rs_trust *trust, char **which)
+{
+    const unsigned char *p = der->data;
+    _cleanup_(rs_pkcs7p) PKCS7 *p7 = d2i_PKCS7(NULL, &p, (long)der->len);
+    _cleanup_(rs_x509_refsp) STACK_OF(X509) *signers = NULL;
+
+    *which = NULL;
+    if (p7 && PKCS7_type_is_signed(p7) && p7->d.sign)
+        signers = PKCS7_get0_signers(p7, NULL, 0);
+    ERR_clear_error();
+    if (!signers || sk_X509_num(signers) != 1)
+        return false;
+    return rs_trust_revokes(trust, sk_X509_value(signers, 0), p7->d.sign->cert, which);
+}
+
+static void reject(rs_verify_report *report)
+{
+    report->ok = false;
+    free(report->anchor);
+    report->anchor = NULL;
+}
+
+/* A revoked signature anywhere in the image rejects the image, so each
+ * signature's verdict looks at all of them. */
+static int revoked_signature(rs_image *img, const rs_trust *trust, rs_verify_report *report)
+{
+    for (size_t i = 0; i < layout(img)->ncerts; i++) {
+        _cleanup_bytes_ rs_bytes der = { 0 };
+        _cleanup_free_ char *which = NULL;
+        rs_error ignored;
+
+        if (pe_extract(img, i, &der, &ignored) < 0 || !signature_revoked(&der, trust, &which))
+            continue;
+        reject(report);
+        snprintf(report->reason, sizeof(report->reason), "rejected by dbx: signature %zu's certificate %s is revoked",
+                 i, which ? which : "?");
+        return 1;
+    }
+    return 0;
+}
+
+/* EDK2's DxeImageVerificationLib: the image hash or any signature's
+ * certificate in dbx rejects; a chain to db, or the hash in db, accepts. */
+static void apply_db_rules(rs_image *img, const rs_trust *trust, rs_verify_report *report)
+{
+    char hash[RS_DIGEST_STR];
+
+    rs_digest_format(&report->actual, hash, sizeof(hash));
+    if (rs_trust_hash_listed(&trust->forbidden, &report->actual)) {
+        reject(report);
+        snprintf(report->reason, sizeof(report->reason), "rejected by dbx: the image hash %s is revoked", hash);
+        return;
+    }
+    if (revoked_signature(img, trust, report) || report->ok)
+        return;
+    if (rs_trust_hash_listed(&trust->allowed, &report->actual)) {
+        report->ok = true;
+        report->reason[0] = '\0';
+        free(report->anchor);
+        report->anchor = strdup("db: image hash");
+    }
+}
+
 static int pe_verify(rs_image *img, const rs_bytes *der, const rs_trust *trust, rs_verify_report *report,
                      rs_error *err)
 {
@@ -137,7 +209,30 @@ static int pe_verify(rs_image *img, const rs_bytes *der, const rs_trust *trust, 
         report->ok = false;
         snprintf(report->reason, sizeof(report->reason), "image digest does not match the signed digest");
     }
+    if (rs_trust_has_lists(trust))
+        apply_db_rules(img, trust, report);
     return 0;
+}
+
+int pe_image_section(rs_image *img, const char *name, rs_bytes *out, rs_error *err)
+{
+    pe_range r;
+    uint8_t *buf;
+
+    if (img->format != &rs_format_pe)
+        return rs_fail(err, "not a PE/COFF image");
+    if (!pe_find_section(layout(img), &img->in, name, &r))
+        return 0;
+    buf = malloc(r.len ? r.len : 1);
+    if (!buf)
+        return rs_fail(err, "out of memory");
+    if (rs_input_read(&img->in, r.off, buf, r.len, err) < 0) {
+        free(buf);
+        return -1;
+    }
+    rs_bytes_free(out);
+    rs_bytes_adopt(out, buf, r.len);
+    return 1;
 }
 
 /* One WIN_CERTIFICATE: dwLength counts header and DER but not the padding,
@@ -228,6 +323,7 @@ const rs_format rs_format_pe = {
     .extract = pe_extract,
     .describe = authenticode_describe,
     .sign = pe_sign,
+    .sign_digest = pe_sign_digest,
     .check_binding = pe_check_binding,
     .verify = pe_verify,
     .write = pe_write,

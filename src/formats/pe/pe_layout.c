@@ -171,6 +171,11 @@ static int cmp_range(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
+static bool overlaps(uint64_t off, uint64_t len, uint64_t field, uint64_t field_len)
+{
+    return off < field + field_len && field < off + len;
+}
+
 static int parse_sections(pe_layout *pe, uint32_t n, uint64_t table, rs_error *err)
 {
     uint64_t sum = pe->size_of_headers, covered = pe->size_of_headers;
@@ -191,6 +196,11 @@ static int parse_sections(pe_layout *pe, uint32_t n, uint64_t table, rs_error *e
             return rs_fail(err, "section %u (%.8s) at 0x%llx+0x%llx extends past the image data (0x%llx)", i,
                            (const char *)s, (unsigned long long)raw_off, (unsigned long long)raw_size,
                            (unsigned long long)pe->data_end);
+        /* Signing rewrites these fields, so a section that hashes them
+         * could never match its own signature. */
+        if (overlaps(raw_off, raw_size, pe->checksum_off, 4) || overlaps(raw_off, raw_size, pe->certdir_off, 8))
+            return rs_fail(err, "section %u (%.8s) at 0x%llx+0x%llx overlaps the CheckSum or certificate table fields",
+                           i, (const char *)s, (unsigned long long)raw_off, (unsigned long long)raw_size);
         pe->sections[pe->nsections++] = (pe_range){ raw_off, raw_size };
         sum += raw_size;
         if (raw_off + raw_size > covered)
@@ -201,9 +211,14 @@ static int parse_sections(pe_layout *pe, uint32_t n, uint64_t table, rs_error *e
         pe->trailing = (pe_range){ sum, pe->data_size - sum };
         covered = pe->data_size;
     }
-    if (covered < pe->data_end)
-        return rs_fail(err, "bytes 0x%llx-0x%llx are not covered by the Authenticode digest (overlapping sections?)",
-                       (unsigned long long)covered, (unsigned long long)pe->data_end);
+    /* Gaps between sections are unhashed by design (EDK2, sbsign), and
+     * the loader never maps them. A tail that nothing hashes is different:
+     * it could carry anything. The check runs to data_size, not data_end,
+     * because signing writes the padding and the signed image must pass
+     * this check too. */
+    if (covered < pe->data_size)
+        return rs_fail(err, "bytes 0x%llx-0x%llx at the end are not covered by the Authenticode digest "
+                       "(overlapping sections?)", (unsigned long long)covered, (unsigned long long)pe->data_size);
     return 0;
 }
 
@@ -229,5 +244,44 @@ int pe_layout_parse(const rs_input *in, pe_layout *pe, rs_error *err)
     pe->data_size = pe_align8(pe->data_end);
     if (parse_sections(pe, nsections, section_table, err) < 0)
         return -1;
+    pe->section_table = section_table;
+    pe->nsection_headers = nsections;
     return parse_cert_entries(in, pe, err);
+}
+
+/* The full name of a section: inline, or "/N" = offset N in the string
+ * table that follows the COFF symbol table. */
+static bool section_name_is(const pe_layout *pe, const rs_input *in, const uint8_t *s, const char *name)
+{
+    size_t n = strlen(name);
+    char buf[64];
+    uint64_t strtab, off = 0;
+    const uint8_t *coff;
+
+    if (s[0] != '/')
+        return n <= 8 && memcmp(s, name, n) == 0 && (n == 8 || s[n] == '\0');
+    for (int i = 1; i < 8 && s[i] >= '0' && s[i] <= '9'; i++)
+        off = off * 10 + (uint64_t)(s[i] - '0');
+    if (n >= sizeof(buf))
+        return false;
+    coff = pe->headers + pe_le32(pe->headers + 0x3c) + 4;
+    strtab = (uint64_t)pe_le32(coff + 8) + (uint64_t)pe_le32(coff + 12) * 18;
+    if (rs_input_read(in, strtab + off, buf, n + 1, NULL) < 0)
+        return false;
+    return memcmp(buf, name, n) == 0 && buf[n] == '\0';
+}
+
+int pe_find_section(const pe_layout *pe, const rs_input *in, const char *name, pe_range *out)
+{
+    for (uint32_t i = 0; i < pe->nsection_headers; i++) {
+        const uint8_t *s = pe->headers + pe->section_table + (uint64_t)i * SECTION_HEADER;
+        uint32_t vsize = pe_le32(s + 8), raw_size = pe_le32(s + 16);
+
+        if (!section_name_is(pe, in, s, name))
+            continue;
+        out->off = pe_le32(s + 20);
+        out->len = vsize && vsize < raw_size ? vsize : raw_size;
+        return 1;
+    }
+    return 0;
 }

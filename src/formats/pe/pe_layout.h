@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/bytes.h"
 #include "base/error.h"
 #include "base/file.h"
 
@@ -45,12 +46,24 @@ typedef struct pe_layout {
     pe_range trailing;          /* hashed bytes after the sections; len 0 if none */
     pe_cert_entry *certs;
     size_t ncerts;
+    uint64_t section_table;     /* offset of the section headers within headers */
+    uint32_t nsection_headers;  /* all of them, empty ones included */
 } pe_layout;
 
 bool pe_probe(const rs_input *in);
 int pe_layout_parse(const rs_input *in, pe_layout *pe, rs_error *err);
 void pe_layout_free(pe_layout *pe);
 const char *pe_machine_name(uint16_t machine);
+/* Finds a section header by name; names longer than 8 bytes are "/N"
+ * references into the COFF string table, as GNU ld writes them. Sets out
+ * to the raw data, cut to VirtualSize when that is smaller (the rest is
+ * file-alignment padding). Returns 1 when found, 0 when absent. */
+int pe_find_section(const pe_layout *pe, const rs_input *in, const char *name, pe_range *out);
+
+struct rs_image;
+/* Reads a named section of an image opened as PE into out. Returns 1 when
+ * found, 0 when absent, -1 on error (including "not a PE image"). */
+int pe_image_section(struct rs_image *img, const char *name, rs_bytes *out, rs_error *err);
 
 static inline uint16_t pe_le16(const uint8_t *p)
 {

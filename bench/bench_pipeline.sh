@@ -1,0 +1,101 @@
+#!/bin/bash
+# sign-template over one kernel flavour (its vmlinuz and every module, with
+# Debian's signatures stripped), against the per-file loop Debian's signing
+# service used (sign-file -d per module, sbsign --detached for the kernel),
+# in the same run; and the machine's floor: SHA-256 over the bytes at
+# `openssl speed` rate plus one RSA-2048 signature per file, over the cores.
+# Also attach-tree over the same tree against `cp -r`, and peak memory.
+#   bench/bench_pipeline.sh [BUILD_DIR] [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+runs=${2:-3}
+rs=$(pwd)/$build/reprosign
+signfile=/usr/lib/linux-kbuild-6.1/scripts/sign-file
+fixtures=${FIXTURES:-$(pwd)/build/fixtures}
+bash tests/fetch-fixtures.sh "$fixtures" kernel >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+kroot=$(readlink -f "$fixtures/kernel")
+pkg=$(basename "$kroot")
+mkdir -p "$work/pkgs/$pkg"
+echo "preparing an unsigned copy of $pkg ..."
+(cd "$kroot" && find boot/vmlinuz-* lib/modules -type f \( -name 'vmlinuz-*' -o -name '*.ko' \) | sort) >"$work/files"
+while read -r f; do
+    mkdir -p "$work/pkgs/$pkg/$(dirname "$f")"
+    "$rs" strip "$kroot/$f" --output "$work/pkgs/$pkg/$f"
+done <"$work/files"
+python3 - "$work/files" "$pkg" >"$work/files.json" <<'PY'
+import json, sys
+files = [l.strip() for l in open(sys.argv[1]) if l.strip()]
+print(json.dumps({"packages": {sys.argv[2]: {"trusted_certs": [], "files": [
+    {"sig_type": "efi" if "vmlinuz" in f else "linux-module", "file": f} for f in files]}}}))
+PY
+nfiles=$(wc -l <"$work/files")
+bytes=$(cd "$work/pkgs/$pkg" && cat $(cat "$work/files") | wc -c)
+openssl req -new -x509 -newkey rsa:2048 -nodes -subj /CN=bench -keyout "$work/k.pem" -out "$work/c.pem" 2>/dev/null
+cores=$(nproc)
+
+now() { date +%s.%N; }
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+peer_loop() {
+    local out=$1
+    while read -r f; do
+        mkdir -p "$out/$(dirname "$f")"
+        if [[ $f == *vmlinuz* ]]; then
+            sbsign --key "$work/k.pem" --cert "$work/c.pem" --detached "$work/pkgs/$pkg/$f" \
+                --output "$out/$f.sig" >/dev/null 2>&1
+        else
+            cp "$work/pkgs/$pkg/$f" "$out/$f"
+            "$signfile" -d sha256 "$work/k.pem" "$work/c.pem" "$out/$f"
+            mv "$out/$f.p7s" "$out/$f.sig"
+            rm "$out/$f"
+        fi
+    done <"$work/files"
+}
+
+: >"$work/rs.t"; : >"$work/peer.t"
+for i in $(seq "$runs"); do
+    rm -rf "$work/out" "$work/peer"
+    t0=$(now); "$rs" sign-template --quiet "$work/files.json" --packages "$work/pkgs" --key "$work/k.pem" \
+        --cert "$work/c.pem" --output "$work/out"; t1=$(now)
+    echo "$t1 - $t0" | bc >>"$work/rs.t"
+    t0=$(now); peer_loop "$work/peer"; t1=$(now)
+    echo "$t1 - $t0" | bc >>"$work/peer.t"
+done
+rs_s=$(median <"$work/rs.t"); peer_s=$(median <"$work/peer.t")
+
+# The floor, measured now on this machine.
+sha_rate=$(openssl speed -evp sha256 -bytes 16384 -seconds 2 2>/dev/null | awk '/^sha256/ {v=$NF; sub("k","",v); print v*1000}')
+rsa_rate=$(openssl speed -seconds 2 rsa2048 2>/dev/null | awk '/^rsa 2048/ {print $6}')
+floor=$(echo "($bytes / $sha_rate + $nfiles / $rsa_rate) / $cores" | bc -l)
+
+peak=$( { /usr/bin/time -f %M "$rs" sign-template --quiet "$work/files.json" --packages "$work/pkgs" \
+    --key "$work/k.pem" --cert "$work/c.pem" --output "$work/out-mem"; } 2>&1 | tail -n 1)
+
+: >"$work/at.t"; : >"$work/cp.t"
+for i in $(seq "$runs"); do
+    rm -rf "$work/attached" "$work/copy"
+    t0=$(now); "$rs" attach-tree --quiet --signatures "$work/out/signatures/$pkg" --root "$work/pkgs/$pkg" \
+        --output "$work/attached" --cert "$work/c.pem"; t1=$(now)
+    echo "$t1 - $t0" | bc >>"$work/at.t"
+    t0=$(now); cp -r "$work/pkgs/$pkg" "$work/copy"; t1=$(now)
+    echo "$t1 - $t0" | bc >>"$work/cp.t"
+done
+at_s=$(median <"$work/at.t"); cp_s=$(median <"$work/cp.t")
+at_peak=$( { /usr/bin/time -f %M "$rs" attach-tree --quiet --signatures "$work/out/signatures/$pkg" \
+    --root "$work/pkgs/$pkg" --output "$work/attached-mem" --cert "$work/c.pem"; } 2>&1 | tail -n 1)
+
+printf '%s: %d files, %.1f MB, %d cores, median of %d runs\n' "$pkg" "$nfiles" "$(echo "$bytes/1000000" | bc -l)" "$cores" "$runs"
+printf '  %-44s %8.3f s\n' "reprosign sign-template" "$rs_s"
+printf '  %-44s %8.3f s\n' "per-file loop (sign-file -d, sbsign --detached)" "$peer_s"
+printf '  %-44s %8.1fx faster\n' "speed-up" "$(echo "$peer_s / $rs_s" | bc -l)"
+printf '  %-44s %8.3f s  (SHA-256 %.0f MB/s, RSA-2048 %.0f sign/s)\n' "floor" "$floor" "$(echo "$sha_rate/1000000" | bc -l)" "$rsa_rate"
+printf '  %-44s %8.2fx the floor\n' "sign-template" "$(echo "$rs_s / $floor" | bc -l)"
+printf '  %-44s %8d KiB\n' "sign-template peak memory (max RSS)" "$peak"
+printf '  %-44s %8.3f s\n' "reprosign attach-tree" "$at_s"
+printf '  %-44s %8.3f s\n' "cp -r of the same tree" "$cp_s"
+printf '  %-44s %8.2fx\n' "attach-tree / cp -r" "$(echo "$at_s / $cp_s" | bc -l)"
+printf '  %-44s %8d KiB\n' "attach-tree peak memory (max RSS)" "$at_peak"

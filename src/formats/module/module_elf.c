@@ -1,0 +1,102 @@
+#include "formats/module/module_elf.h"
+
+#include <string.h>
+
+#define EI_NIDENT 16
+#define ET_REL 1
+#define SHT_NOBITS 8
+
+/* The fields we read, at their offsets in the 32- and 64-bit layouts. */
+typedef struct elf_shape {
+    size_t ehdr_size, shoff, shoff_size, shentsize, shnum;
+    size_t shdr_size, sh_type, sh_offset, sh_size, word;
+} elf_shape;
+
+static const elf_shape elf32 = { 52, 0x20, 4, 0x2e, 0x30, 40, 4, 16, 20, 4 };
+static const elf_shape elf64 = { 64, 0x28, 8, 0x3a, 0x3c, 64, 4, 24, 32, 8 };
+
+static const uint8_t elf_magic[] = { 0x7f, 'E', 'L', 'F' };
+
+typedef struct elf_file {
+    const rs_input *in;
+    uint64_t len;
+    const elf_shape *shape;
+    bool big_endian;
+} elf_file;
+
+bool module_elf_magic(const uint8_t *head, size_t n)
+{
+    return n >= sizeof(elf_magic) && memcmp(head, elf_magic, sizeof(elf_magic)) == 0;
+}
+
+static uint64_t get_uint(const elf_file *elf, const uint8_t *p, size_t len)
+{
+    uint64_t v = 0;
+
+    for (size_t i = 0; i < len; i++)
+        v |= (uint64_t)p[elf->big_endian ? len - 1 - i : i] << (8 * i);
+    return v;
+}
+
+static int read_ident(elf_file *elf, uint8_t *h, rs_error *err)
+{
+    if (elf->len < elf32.ehdr_size || rs_input_read(elf->in, 0, h, EI_NIDENT + 2, err) < 0 ||
+        !module_elf_magic(h, EI_NIDENT))
+        return rs_fail(err, "not an ELF object");
+    if ((h[4] != 1 && h[4] != 2) || (h[5] != 1 && h[5] != 2))
+        return rs_fail(err, "ELF header has an unknown class or byte order");
+    elf->shape = h[4] == 2 ? &elf64 : &elf32;
+    elf->big_endian = h[5] == 2;
+    if (get_uint(elf, h + EI_NIDENT, 2) != ET_REL)
+        return rs_fail(err, "ELF file is not a relocatable object (ET_REL), so not a kernel module");
+    return 0;
+}
+
+/* Where one section's file bytes end (0 for sections with none). */
+static int section_end(const elf_file *elf, uint64_t at, uint64_t *end, rs_error *err)
+{
+    const elf_shape *s = elf->shape;
+    uint8_t sh[64];
+    uint64_t off, size;
+
+    if (rs_input_read(elf->in, at, sh, s->shdr_size, err) < 0)
+        return -1;
+    off = get_uint(elf, sh + s->sh_offset, s->word);
+    size = get_uint(elf, sh + s->sh_size, s->word);
+    *end = 0;
+    if (get_uint(elf, sh + s->sh_type, 4) == SHT_NOBITS || size == 0)
+        return 0;
+    if (off > elf->len || size > elf->len - off)
+        return rs_fail(err, "ELF section runs past the module bytes (truncated file?)");
+    *end = off + size;
+    return 0;
+}
+
+int module_elf_check(const rs_input *in, uint64_t len, rs_error *err)
+{
+    elf_file elf = { .in = in, .len = len };
+    uint8_t h[64];
+    uint64_t shoff, shentsize, shnum, extent, end;
+
+    if (read_ident(&elf, h, err) < 0)
+        return -1;
+    if (len < elf.shape->ehdr_size || rs_input_read(in, 0, h, elf.shape->ehdr_size, err) < 0)
+        return rs_fail(err, "truncated ELF header");
+    shoff = get_uint(&elf, h + elf.shape->shoff, elf.shape->shoff_size);
+    shentsize = get_uint(&elf, h + elf.shape->shentsize, 2);
+    shnum = get_uint(&elf, h + elf.shape->shnum, 2);
+    if (shnum == 0 || shentsize < elf.shape->shdr_size)
+        return rs_fail(err, "ELF object has no usable section header table");
+    if (shoff > len || shnum * shentsize > len - shoff)
+        return rs_fail(err, "ELF section headers run past the module bytes (truncated file?)");
+    extent = shoff + shnum * shentsize;
+    for (uint64_t i = 0; i < shnum; i++) {
+        if (section_end(&elf, shoff + i * shentsize, &end, err) < 0)
+            return -1;
+        extent = end > extent ? end : extent;
+    }
+    if (extent < len)
+        return rs_fail(err, "%llu unexpected bytes after the ELF object (a damaged signature trailer?)",
+                       (unsigned long long)(len - extent));
+    return 0;
+}

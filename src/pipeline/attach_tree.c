@@ -1,0 +1,241 @@
+#include "pipeline/attach_tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/cleanup.h"
+#include "base/file.h"
+#include "formats/format.h"
+#include "pipeline/batch.h"
+
+#define MAX_SIG (1024 * 1024)
+
+typedef struct entry {
+    char *rel;            /* <path>, relative to root */
+    rs_bytes sig;
+    char *problem;        /* why it does not fit, or NULL */
+    rs_output out;        /* sealed temporary, renamed at the end */
+    uint64_t size;
+} entry;
+
+typedef struct tree_job {
+    const rs_attach_tree_options *o;
+    entry *entries;
+    size_t count, cap;
+    rs_progress progress;
+} tree_job;
+
+static int add_entry(tree_job *t, const char *rel, rs_error *err)
+{
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        entry *n = realloc(t->entries, cap * sizeof(*n));
+
+        if (!n)
+            return rs_fail(err, "out of memory");
+        t->entries = n;
+        t->cap = cap;
+    }
+    memset(&t->entries[t->count], 0, sizeof(entry));
+    t->entries[t->count].out.fd = -1;
+    t->entries[t->count].rel = strndup(rel, strlen(rel) - 4);   /* drop ".sig" */
+    if (!t->entries[t->count].rel)
+        return rs_fail(err, "out of memory");
+    t->count++;
+    return 0;
+}
+
+/* Collects every <path>.sig below dir, in a stable order. */
+static int collect(tree_job *t, const char *dir, const char *rel, rs_error *err)
+{
+    _cleanup_free_ char *path = NULL;
+    struct dirent **names = NULL;
+    int n, rc = 0;
+
+    if (asprintf(&path, "%s%s%s", dir, *rel ? "/" : "", rel) < 0)
+        return rs_fail(err, "out of memory");
+    n = scandir(path, &names, NULL, alphasort);
+    if (n < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        _cleanup_free_ char *child = NULL, *full = NULL;
+        const char *name = names[i]->d_name;
+        size_t len = strlen(name);
+        struct stat st;
+
+        if (rc == 0 && name[0] != '.') {
+            if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "", name) < 0 || asprintf(&full, "%s/%s", dir, child) < 0)
+                rc = rs_fail(err, "out of memory");
+            else if (lstat(full, &st) < 0)
+                rc = rs_fail(err, "%s: %s", full, strerror(errno));
+            else if (S_ISDIR(st.st_mode))
+                rc = collect(t, dir, child, err);
+            else if (S_ISREG(st.st_mode) && len > 4 && !strcmp(name + len - 4, ".sig"))
+                rc = add_entry(t, child, err);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+static char *target_path(const tree_job *t, const entry *e, bool output)
+{
+    const char *base = output && t->o->output ? t->o->output : t->o->root;
+    const char *suffix = output && t->o->suffix ? t->o->suffix : "";
+    char *p;
+
+    return asprintf(&p, "%s/%s%s", base, e->rel, suffix) < 0 ? NULL : p;
+}
+
+static int note_problem(entry *e, const char *path, const rs_error *why)
+{
+    const char *msg = why->msg;
+
+    /* Messages from the image layer already start with the path. */
+    if (!strncmp(msg, path, strlen(path)) && msg[strlen(path)] == ':')
+        e->problem = strdup(msg);
+    else if (asprintf(&e->problem, "%s: %s", path, msg) < 0)
+        e->problem = NULL;
+    return 0;
+}
+
+static int check_one(void *ctx, size_t i, rs_error *err)
+{
+    tree_job *t = ctx;
+    entry *e = &t->entries[i];
+    _cleanup_free_ char *sig_path = NULL, *path = target_path(t, e, false);
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    rs_error why;
+    size_t max;
+
+    if (!path || asprintf(&sig_path, "%s/%s.sig", t->o->signatures, e->rel) < 0)
+        return rs_fail(err, "out of memory");
+    if (rs_read_file(sig_path, MAX_SIG, &e->sig, &why) < 0) {
+        rs_error_prefix(&why, "%s", sig_path);
+        return note_problem(e, sig_path, &why);
+    }
+    if (rs_image_open(&img, path, &why) < 0)
+        return note_problem(e, path, &why);
+    if (img.format->binding_needs_cert && !t->o->cert) {
+        rs_fail(&why, "%s signatures carry no certificate: pass --cert to check them", img.format->name);
+        return note_problem(e, path, &why);
+    }
+    max = img.format->max_signatures;
+    if (max && img.format->count(&img) >= max) {
+        rs_fail(&why, "already carries a signature");
+        return note_problem(e, path, &why);
+    }
+    if (img.format->check_binding(&img, &e->sig, t->o->cert, &why) < 0)
+        return note_problem(e, path, &why);
+    e->size = img.in.size;
+    rs_progress_step(&t->progress, e->size);
+    return 0;
+}
+
+static int mkdir_parents(const char *path, rs_error *err)
+{
+    _cleanup_free_ char *copy = strdup(path);
+
+    if (!copy)
+        return rs_fail(err, "out of memory");
+    for (char *p = copy + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+            return rs_fail(err, "%s: %s", copy, strerror(errno));
+        *p = '/';
+    }
+    return 0;
+}
+
+static int write_one(void *ctx, size_t i, rs_error *err)
+{
+    tree_job *t = ctx;
+    entry *e = &t->entries[i];
+    _cleanup_free_ char *in = target_path(t, e, false), *out = target_path(t, e, true);
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    rs_edit edit = { .remove_index = -1, .append = &e->sig, .n_append = 1 };
+
+    if (!in || !out)
+        return rs_fail(err, "out of memory");
+    if (rs_image_open(&img, in, err) < 0 || mkdir_parents(out, err) < 0 ||
+        rs_output_open(&e->out, out, img.in.mode, err) < 0)
+        return -1;
+    if (img.format->write(&img, &edit, &e->out, err) < 0 || rs_output_seal(&e->out, err) < 0)
+        return rs_error_prefix(err, "%s", out);
+    rs_progress_step(&t->progress, e->size);
+    return 0;
+}
+
+static void job_free(tree_job *t)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        free(t->entries[i].rel);
+        free(t->entries[i].problem);
+        rs_bytes_free(&t->entries[i].sig);
+        rs_output_abort(&t->entries[i].out);
+    }
+    free(t->entries);
+}
+
+static int take_problems(tree_job *t, rs_attach_tree_report *r, rs_error *err)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (t->entries[i].problem)
+            r->n_problems++;
+    if (!r->n_problems)
+        return 0;
+    r->problems = calloc(r->n_problems, sizeof(char *));
+    if (!r->problems)
+        return rs_fail(err, "out of memory");
+    for (size_t i = 0, k = 0; i < t->count; i++)
+        if (t->entries[i].problem)
+            r->problems[k++] = TAKE_PTR(t->entries[i].problem);
+    return rs_fail(err, "%s: %zu of %zu signatures do not fit their files; nothing was written", t->o->signatures,
+                   r->n_problems, t->count);
+}
+
+int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *report, rs_error *err)
+{
+    tree_job t = { .o = o };
+    int rc;
+
+    memset(report, 0, sizeof(*report));
+    rc = collect(&t, o->signatures, "", err);
+    if (rc == 0 && t.count == 0)
+        rc = rs_fail(err, "%s: no .sig files", o->signatures);
+    report->n_files = t.count;
+    if (rc == 0) {
+        rs_progress_init(&t.progress, "checking", t.count);
+        t.progress.enabled &= o->progress;
+        rc = rs_batch_run(t.count, o->jobs, check_one, &t, err);
+        rs_progress_finish(&t.progress);
+    }
+    if (rc == 0)
+        rc = take_problems(&t, report, err);
+    if (rc == 0) {
+        rs_progress_init(&t.progress, "attaching", t.count);
+        t.progress.enabled &= o->progress;
+        rc = rs_batch_run(t.count, o->jobs, write_one, &t, err);
+        rs_progress_finish(&t.progress);
+    }
+    /* Everything is written and synced; only renames remain. */
+    for (size_t i = 0; rc == 0 && i < t.count; i++)
+        rc = rs_output_commit(&t.entries[i].out, err);
+    job_free(&t);
+    return rc;
+}
+
+void rs_attach_tree_report_free(rs_attach_tree_report *r)
+{
+    for (size_t i = 0; i < r->n_problems; i++)
+        free(r->problems[i]);
+    free(r->problems);
+    memset(r, 0, sizeof(*r));
+}

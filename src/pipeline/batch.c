@@ -1,0 +1,163 @@
+#include "pipeline/batch.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t cancel_signal;
+
+static void on_signal(int sig)
+{
+    cancel_signal = sig;
+}
+
+void rs_cancel_on_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+bool rs_cancelled(void)
+{
+    return cancel_signal != 0;
+}
+
+void rs_reraise(void)
+{
+    int sig = cancel_signal;
+
+    if (!sig)
+        return;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+unsigned rs_default_jobs(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return n > 0 ? (unsigned)n : 1;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void rs_progress_init(rs_progress *p, const char *label, size_t total)
+{
+    p->label = label;
+    p->total = total;
+    atomic_init(&p->done, 0);
+    atomic_init(&p->bytes, 0);
+    atomic_init(&p->last_draw_ms, 0);
+    p->enabled = isatty(STDERR_FILENO);
+    p->started = now_seconds();
+}
+
+static void draw(rs_progress *p)
+{
+    double elapsed = now_seconds() - p->started;
+    double mb = (double)atomic_load(&p->bytes) / 1e6;
+
+    fprintf(stderr, "\r%s: %zu/%zu files, %.1f MB/s   ", p->label, atomic_load(&p->done), p->total,
+            elapsed > 0 ? mb / elapsed : 0.0);
+}
+
+void rs_progress_step(rs_progress *p, uint64_t bytes)
+{
+    long long ms, last;
+
+    if (!p)
+        return;
+    atomic_fetch_add(&p->done, 1);
+    atomic_fetch_add(&p->bytes, bytes);
+    if (!p->enabled)
+        return;
+    ms = (long long)((now_seconds() - p->started) * 1000);
+    last = atomic_load(&p->last_draw_ms);
+    /* Redraw at most ten times a second, from whichever thread wins. */
+    if (ms - last >= 100 && atomic_compare_exchange_strong(&p->last_draw_ms, &last, ms))
+        draw(p);
+}
+
+void rs_progress_finish(rs_progress *p)
+{
+    if (p && p->enabled) {
+        draw(p);
+        fputc('\n', stderr);
+    }
+}
+
+typedef struct pool {
+    size_t n;
+    rs_batch_fn fn;
+    void *ctx;
+    atomic_size_t next;
+    atomic_bool failed;
+    pthread_mutex_t lock;
+    rs_error first;
+} pool;
+
+static void *worker(void *arg)
+{
+    pool *p = arg;
+    rs_error err;
+    size_t i;
+
+    while (!atomic_load(&p->failed) && !rs_cancelled() && (i = atomic_fetch_add(&p->next, 1)) < p->n) {
+        if (p->fn(p->ctx, i, &err) < 0) {
+            pthread_mutex_lock(&p->lock);
+            if (!atomic_exchange(&p->failed, true))
+                p->first = err;
+            pthread_mutex_unlock(&p->lock);
+        }
+    }
+    return NULL;
+}
+
+int rs_batch_run(size_t n, unsigned jobs, rs_batch_fn fn, void *ctx, rs_error *err)
+{
+    pool p = { .n = n, .fn = fn, .ctx = ctx };
+    pthread_t *threads;
+    unsigned started = 0;
+
+    if (jobs == 0)
+        jobs = rs_default_jobs();
+    if (jobs > n)
+        jobs = n ? (unsigned)n : 1;
+    atomic_init(&p.next, 0);
+    atomic_init(&p.failed, false);
+    pthread_mutex_init(&p.lock, NULL);
+    threads = calloc(jobs, sizeof(*threads));
+    if (!threads)
+        return rs_fail(err, "out of memory");
+    for (unsigned i = 1; i < jobs; i++)
+        if (pthread_create(&threads[started], NULL, worker, &p) == 0)
+            started++;
+    worker(&p);   /* the calling thread works too */
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    free(threads);
+    pthread_mutex_destroy(&p.lock);
+    if (atomic_load(&p.failed)) {
+        *err = p.first;
+        return -1;
+    }
+    if (rs_cancelled())
+        return rs_fail(err, "interrupted");
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* Reading Debian binary packages in place with libarchive: the ar
+ * container, the control fields, and the data tarball streamed entry by
+ * entry. Nothing is unpacked to disk; file contents go to memfds. */
+#ifndef RS_DEB_H
+#define RS_DEB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+typedef struct rs_deb_control {
+    char *package;
+    char *version;
+    char *architecture;
+} rs_deb_control;
+
+int rs_deb_read_control(const char *path, rs_deb_control *out, rs_error *err);
+void rs_deb_control_free(rs_deb_control *c);
+
+typedef enum { RS_NODE_FILE, RS_NODE_DIR, RS_NODE_SYMLINK, RS_NODE_HARDLINK, RS_NODE_OTHER } rs_node_type;
+
+typedef struct rs_deb_entry {
+    char *name;          /* normalised: no "./", no trailing "/" */
+    rs_node_type type;
+    char *link;          /* symlink target, or hardlink target (normalised) */
+    uint64_t size;
+} rs_deb_entry;
+
+typedef struct rs_deb_index {
+    rs_deb_entry *entries;   /* sorted by name */
+    size_t count;
+} rs_deb_index;
+
+/* Lists the data tarball's entries (metadata only). */
+int rs_deb_index_read(const char *path, rs_deb_index *out, rs_error *err);
+void rs_deb_index_free(rs_deb_index *idx);
+const rs_deb_entry *rs_deb_index_find(const rs_deb_index *idx, const char *name);
+
+/* Streams the data tarball; for every regular entry whose name `want`
+ * accepts, hands a sealed memfd holding its bytes to `take`, which owns it.
+ * Returning < 0 from either stops the walk. */
+typedef bool (*rs_deb_want)(void *ctx, const char *name);
+typedef int (*rs_deb_take)(void *ctx, const char *name, int fd, uint64_t size, rs_error *err);
+int rs_deb_stream(const char *path, rs_deb_want want, rs_deb_take take, void *ctx, rs_error *err);
+
+/* Extracts every regular file and directory under `prefix` into `dest`
+ * (used for a template's source-template/). Refuses links and anything
+ * that would land outside dest. */
+int rs_deb_extract_tree(const char *path, const char *prefix, const char *dest, rs_error *err);
+
+/* "./a/b/" -> "a/b" in place. */
+void rs_deb_normalise(char *name);
+
+#endif

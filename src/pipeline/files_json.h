@@ -1,0 +1,43 @@
+/* files.json: what a signing template asks to have signed. Debian uses
+ * three shapes: a bare {pkg: {...}} map, {"packages": {...}}, and
+ * {"version": "2", "packages": {...}}. All are read into one model, and
+ * everything a hostile template could abuse is refused here. */
+#ifndef RS_FILES_JSON_H
+#define RS_FILES_JSON_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+
+typedef enum { SIG_EFI, SIG_LINUX_MODULE } rs_sig_type;
+
+typedef struct rs_sign_file {
+    rs_sig_type type;
+    char *path;               /* relative to the package root, validated */
+} rs_sign_file;
+
+typedef struct rs_sign_package {
+    char *name;
+    char **trusted_certs;     /* lower-case hex SHA-256 fingerprints */
+    size_t n_trusted_certs;
+    rs_sign_file *files;
+    size_t n_files;
+} rs_sign_package;
+
+typedef struct rs_files_json {
+    rs_sign_package *packages;
+    size_t n_packages;
+} rs_files_json;
+
+/* Parses and validates; errors name the offending entry. */
+int rs_files_json_parse(const char *text, size_t len, rs_files_json *out, rs_error *err);
+void rs_files_json_free(rs_files_json *fj);
+
+const char *rs_sig_type_name(rs_sig_type t);
+
+/* ^[a-z0-9][a-z0-9+.-]+$ */
+int rs_valid_package_name(const char *name);
+/* Relative, no empty, "." or ".." components, no NUL or backslash tricks. */
+int rs_valid_relative_path(const char *path);
+
+#endif

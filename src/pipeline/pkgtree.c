@@ -1,0 +1,293 @@
+#include "pipeline/pkgtree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/bytes.h"
+#include "base/cleanup.h"
+#include "pipeline/files_json.h"
+
+#define MAX_SYMLINK_HOPS 40
+
+void rs_pkgtree_free(rs_pkgtree *t)
+{
+    free(t->name);
+    free(t->version);
+    free(t->origin);
+    rs_deb_index_free(&t->index);
+    memset(t, 0, sizeof(*t));
+}
+
+/* What a name is inside the package; *link receives a symlink's target. */
+static int lookup_deb(rs_pkgtree *t, const char *name, rs_node_type *type, char **link, rs_error *err)
+{
+    const rs_deb_entry *e;
+
+    if (!t->indexed) {
+        if (rs_deb_index_read(t->origin, &t->index, err) < 0)
+            return rs_error_prefix(err, "%s", t->origin);
+        t->indexed = true;
+    }
+    e = rs_deb_index_find(&t->index, name);
+    if (!e) {
+        /* Tarballs need not list parent directories explicitly. */
+        size_t n = strlen(name);
+
+        for (size_t i = 0; i < t->index.count; i++)
+            if (!strncmp(t->index.entries[i].name, name, n) && t->index.entries[i].name[n] == '/') {
+                *type = RS_NODE_DIR;
+                return 0;
+            }
+        return 1;
+    }
+    *type = e->type;
+    if (e->type == RS_NODE_HARDLINK) {
+        /* A hard link names the entry holding the bytes. */
+        const rs_deb_entry *target = rs_deb_index_find(&t->index, e->link);
+
+        *type = target && target->type == RS_NODE_FILE ? RS_NODE_FILE : RS_NODE_OTHER;
+    }
+    if (e->type == RS_NODE_SYMLINK && !(*link = strdup(e->link)))
+        return rs_fail(err, "out of memory");
+    return 0;
+}
+
+static int lookup_dir(rs_pkgtree *t, const char *name, rs_node_type *type, char **link, rs_error *err)
+{
+    _cleanup_free_ char *path = NULL;
+    char target[PATH_MAX];
+    struct stat st;
+    ssize_t n;
+
+    if (asprintf(&path, "%s/%s", t->origin, name) < 0)
+        return rs_fail(err, "out of memory");
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT || errno == ENOTDIR ? 1 : rs_fail(err, "%s: %s", path, strerror(errno));
+    if (S_ISREG(st.st_mode))
+        *type = RS_NODE_FILE;
+    else if (S_ISDIR(st.st_mode))
+        *type = RS_NODE_DIR;
+    else if (S_ISLNK(st.st_mode)) {
+        *type = RS_NODE_SYMLINK;
+        n = readlink(path, target, sizeof(target) - 1);
+        if (n < 0)
+            return rs_fail(err, "%s: %s", path, strerror(errno));
+        target[n] = '\0';
+        if (!(*link = strdup(target)))
+            return rs_fail(err, "out of memory");
+    } else
+        *type = RS_NODE_OTHER;
+    return 0;
+}
+
+static int lookup(rs_pkgtree *t, const char *name, rs_node_type *type, char **link, rs_error *err)
+{
+    *link = NULL;
+    return t->is_deb ? lookup_deb(t, name, type, link, err) : lookup_dir(t, name, type, link, err);
+}
+
+/* Pending path components, consumed from the front; a symlink's target is
+ * pushed in front of what remains. */
+typedef struct walk {
+    char *rest;
+    char resolved[PATH_MAX];
+} walk;
+
+static int push_front(walk *w, const char *target, rs_error *err)
+{
+    char *joined;
+
+    if (asprintf(&joined, "%s%s%s", target, *w->rest ? "/" : "", w->rest) < 0)
+        return rs_fail(err, "out of memory");
+    free(w->rest);
+    w->rest = joined;
+    return 0;
+}
+
+/* Takes the next component of w->rest into comp (empty when done). */
+static void next_component(walk *w, char *comp, size_t cap)
+{
+    char *slash = strchr(w->rest, '/');
+    size_t n = slash ? (size_t)(slash - w->rest) : strlen(w->rest);
+
+    snprintf(comp, cap, "%.*s", (int)n, w->rest);
+    memmove(w->rest, w->rest + n + (slash ? 1 : 0), strlen(w->rest + n + (slash ? 1 : 0)) + 1);
+}
+
+static int step(rs_pkgtree *t, walk *w, const char *comp, const char *path, int *hops, rs_error *err)
+{
+    _cleanup_free_ char *link = NULL;
+    char candidate[PATH_MAX];
+    rs_node_type type = RS_NODE_OTHER;
+    int rc;
+
+    if (!strcmp(comp, "..")) {
+        char *slash = strrchr(w->resolved, '/');
+
+        if (!w->resolved[0])
+            return rs_fail(err, "%s resolves outside the package (through '..')", path);
+        if (slash)
+            *slash = '\0';
+        else
+            w->resolved[0] = '\0';
+        return 0;
+    }
+    if ((size_t)snprintf(candidate, sizeof(candidate), "%s%s%s", w->resolved, w->resolved[0] ? "/" : "", comp) >=
+        sizeof(candidate))
+        return rs_fail(err, "%s: path too long", path);
+    rc = lookup(t, candidate, &type, &link, err);
+    if (rc < 0)
+        return -1;
+    if (rc > 0)
+        return rs_fail(err, "%s: not found in the package", path);
+    if (type == RS_NODE_SYMLINK) {
+        if (++*hops > MAX_SYMLINK_HOPS)
+            return rs_fail(err, "%s: too many levels of symbolic links", path);
+        if (link[0] == '/')
+            return rs_fail(err, "%s: symlink %s -> %s points outside the package", path, candidate, link);
+        return push_front(w, link, err);
+    }
+    if (*w->rest && type != RS_NODE_DIR)
+        return rs_fail(err, "%s: %s is not a directory", path, candidate);
+    if (!*w->rest && type != RS_NODE_FILE)
+        return rs_fail(err, "%s: not a regular file", path);
+    memcpy(w->resolved, candidate, strlen(candidate) + 1);
+    return 0;
+}
+
+int rs_pkgtree_resolve(rs_pkgtree *t, const char *path, char **resolved, rs_error *err)
+{
+    walk w = { .rest = strdup(path) };
+    char comp[NAME_MAX + 1];
+    int hops = 0, rc = 0;
+
+    if (!w.rest)
+        return rs_fail(err, "out of memory");
+    while (rc == 0 && *w.rest) {
+        next_component(&w, comp, sizeof(comp));
+        if (!comp[0] || !strcmp(comp, "."))
+            continue;
+        rc = step(t, &w, comp, path, &hops, err);
+    }
+    free(w.rest);
+    if (rc < 0)
+        return -1;
+    if (!w.resolved[0])
+        return rs_fail(err, "%s: not a regular file", path);
+    *resolved = strdup(w.resolved);
+    return *resolved ? 0 : rs_fail(err, "out of memory");
+}
+
+void rs_pkgset_free(rs_pkgset *s)
+{
+    for (size_t i = 0; i < s->count; i++)
+        rs_pkgtree_free(&s->trees[i]);
+    free(s->trees);
+    memset(s, 0, sizeof(*s));
+}
+
+static int add_tree(rs_pkgset *s, rs_pkgtree *t, rs_error *err)
+{
+    rs_pkgtree *n = realloc(s->trees, (s->count + 1) * sizeof(*n));
+
+    if (!n) {
+        rs_pkgtree_free(t);
+        return rs_fail(err, "out of memory");
+    }
+    s->trees = n;
+    s->trees[s->count++] = *t;
+    return 0;
+}
+
+static int scan_entry(rs_pkgset *s, const char *dir, const char *name, rs_error *err)
+{
+    rs_pkgtree t = { 0 };
+    rs_deb_control c;
+    struct stat st;
+    size_t n = strlen(name);
+
+    if (asprintf(&t.origin, "%s/%s", dir, name) < 0)
+        return rs_fail(err, "out of memory");
+    if (stat(t.origin, &st) < 0) {
+        rs_pkgtree_free(&t);
+        return 0;
+    }
+    if (S_ISREG(st.st_mode) && n > 4 && !strcmp(name + n - 4, ".deb")) {
+        if (rs_deb_read_control(t.origin, &c, err) < 0) {
+            rs_error_prefix(err, "%s", t.origin);
+            rs_pkgtree_free(&t);
+            return -1;
+        }
+        t.is_deb = true;
+        t.name = TAKE_PTR(c.package);
+        t.version = TAKE_PTR(c.version);
+        rs_deb_control_free(&c);
+        return add_tree(s, &t, err);
+    }
+    if (S_ISDIR(st.st_mode) && rs_valid_package_name(name)) {
+        t.name = strdup(name);
+        return t.name ? add_tree(s, &t, err) : rs_fail(err, "out of memory");
+    }
+    rs_pkgtree_free(&t);
+    return 0;
+}
+
+int rs_pkgset_scan(const char *dir, rs_pkgset *out, rs_error *err)
+{
+    struct dirent **names = NULL;
+    int n = scandir(dir, &names, NULL, alphasort), rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (n < 0)
+        return rs_fail(err, "%s: %s", dir, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        if (rc == 0 && names[i]->d_name[0] != '.')
+            rc = scan_entry(out, dir, names[i]->d_name, err);
+        free(names[i]);
+    }
+    free(names);
+    if (rc < 0)
+        rs_pkgset_free(out);
+    return rc;
+}
+
+int rs_pkgset_choose(rs_pkgset *s, const char *name, const char *version, rs_pkgtree **out, rs_error *err)
+{
+    rs_pkgtree *only = NULL, *match = NULL;
+    size_t count = 0, matches = 0;
+    char found[512] = "";
+
+    for (size_t i = 0; i < s->count; i++) {
+        rs_pkgtree *t = &s->trees[i];
+        size_t used = strlen(found);
+
+        if (strcmp(t->name, name) != 0)
+            continue;
+        count++;
+        only = t;
+        snprintf(found + used, sizeof(found) - used, "%s%s", used ? ", " : "", t->version ? t->version : "(unpacked)");
+        if (version && t->version && !strcmp(t->version, version)) {
+            matches++;
+            match = t;
+        }
+    }
+    if (count == 0)
+        return rs_fail(err, "package %s: not found among the packages", name);
+    if (count == 1 && (!version || !only->version || !strcmp(only->version, version))) {
+        *out = only;
+        return 0;
+    }
+    if (matches == 1) {
+        *out = match;
+        return 0;
+    }
+    if (version)
+        return rs_fail(err, "package %s: the template asks for version %s, found %s", name, version, found);
+    return rs_fail(err, "package %s: ambiguous, several versions present (%s)", name, found);
+}

@@ -1,0 +1,39 @@
+/* A binary package's file tree, from a .deb (read in place) or an unpacked
+ * root directory, with one path resolver for both: symlinks are followed
+ * inside the package and a path that would leave it is refused. */
+#ifndef RS_PKGTREE_H
+#define RS_PKGTREE_H
+
+#include <stdbool.h>
+
+#include "base/error.h"
+#include "pipeline/deb.h"
+
+typedef struct rs_pkgtree {
+    char *name;
+    char *version;        /* NULL when unknown (an unpacked root without DEBIAN/control) */
+    char *origin;         /* the .deb or the directory */
+    bool is_deb;
+    bool indexed;
+    rs_deb_index index;   /* .deb only, read on first resolve */
+} rs_pkgtree;
+
+void rs_pkgtree_free(rs_pkgtree *t);
+
+/* Resolves `path` to the name of a regular file inside the package. */
+int rs_pkgtree_resolve(rs_pkgtree *t, const char *path, char **resolved, rs_error *err);
+
+/* The binary packages found in a directory: *.deb files and unpacked roots
+ * named after their package. */
+typedef struct rs_pkgset {
+    rs_pkgtree *trees;
+    size_t count;
+} rs_pkgset;
+
+int rs_pkgset_scan(const char *dir, rs_pkgset *out, rs_error *err);
+void rs_pkgset_free(rs_pkgset *s);
+/* The one candidate for `name`: the only one present, or the only one at
+ * `version` when several are. */
+int rs_pkgset_choose(rs_pkgset *s, const char *name, const char *version, rs_pkgtree **out, rs_error *err);
+
+#endif

@@ -1,0 +1,525 @@
+#include "pipeline/sign_template.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <openssl/sha.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/file.h"
+#include "crypto/ossl.h"
+#include "ops/ops.h"
+#include "pipeline/batch.h"
+#include "pipeline/pkgtree.h"
+#include "pipeline/tarball.h"
+#include "pipeline/template.h"
+
+#define MAX_ALLOWLIST (1024 * 1024)
+
+/* One file to sign. */
+typedef struct item {
+    const rs_sign_package *pkg;
+    const rs_sign_file *file;
+    rs_pkgtree *tree;
+    char *resolved;              /* name inside the package */
+    const rs_format *format;     /* detected in phase A */
+    rs_digest digest;
+    uint64_t size;
+    rs_bytes sig;
+    unsigned char sig_sha256[SHA256_DIGEST_LENGTH];
+} item;
+
+typedef struct job {
+    const rs_sign_template_options *o;
+    rs_template tpl;
+    rs_pkgset inputs;
+    item *items;
+    size_t n_items;
+    char *work;                  /* the hidden directory that becomes OUTDIR */
+    rs_progress progress;
+} job;
+
+static void job_free(job *j)
+{
+    for (size_t i = 0; i < j->n_items; i++) {
+        free(j->items[i].resolved);
+        rs_bytes_free(&j->items[i].sig);
+    }
+    free(j->items);
+    rs_pkgset_free(&j->inputs);
+    rs_template_free(&j->tpl);
+    free(j->work);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void remove_tree(const char *dir)
+{
+    if (dir)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- refusals that need no file contents ---- */
+
+static int load_allowlist(const char *path, char ***out, size_t *n, rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes buf = { 0 };
+    char *line, *save = NULL;
+
+    *out = NULL;
+    *n = 0;
+    if (!path)
+        return 0;
+    if (rs_read_file(path, MAX_ALLOWLIST, &buf, err) < 0 || rs_bytes_append(&buf, "", 1, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    for (line = strtok_r((char *)buf.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        uint8_t raw[32];
+        char hex[65], **grown;
+
+        line[strcspn(line, "#")] = '\0';
+        line += strspn(line, " \t");
+        line[strcspn(line, " \t\r")] = '\0';
+        if (!*line)
+            continue;
+        if (rs_unhex(line, raw, sizeof(raw)) < 0)
+            return rs_fail(err, "%s: '%s' is not a SHA-256 fingerprint", path, line);
+        rs_hex(raw, sizeof(raw), hex);
+        grown = realloc(*out, (*n + 1) * sizeof(char *));
+        if (!grown || !(grown[*n] = strdup(hex)))
+            return rs_fail(err, "out of memory");
+        *out = grown;
+        (*n)++;
+    }
+    return 0;
+}
+
+/* Production signatures must never vouch for code that trusts keys the
+ * service does not know: every trusted_certs entry must be allowed. */
+static int check_trusted_certs(job *j, rs_error *err)
+{
+    char **allowed = NULL;
+    size_t n_allowed = 0;
+    int rc = load_allowlist(j->o->allowlist, &allowed, &n_allowed, err);
+
+    for (size_t p = 0; rc == 0 && p < j->tpl.files.n_packages; p++) {
+        const rs_sign_package *pkg = &j->tpl.files.packages[p];
+
+        for (size_t c = 0; rc == 0 && c < pkg->n_trusted_certs; c++) {
+            bool ok = false;
+
+            for (size_t a = 0; a < n_allowed; a++)
+                ok |= !strcmp(allowed[a], pkg->trusted_certs[c]);
+            if (!ok)
+                rc = rs_fail(err, "package %s: trusted certificate %s is not on the allowlist", pkg->name,
+                             pkg->trusted_certs[c]);
+        }
+    }
+    for (size_t a = 0; a < n_allowed; a++)
+        free(allowed[a]);
+    free(allowed);
+    return rc;
+}
+
+static int resolve_items(job *j, rs_error *err)
+{
+    size_t total = 0;
+
+    for (size_t p = 0; p < j->tpl.files.n_packages; p++)
+        total += j->tpl.files.packages[p].n_files;
+    j->items = calloc(total ? total : 1, sizeof(*j->items));
+    if (!j->items)
+        return rs_fail(err, "out of memory");
+    for (size_t p = 0; p < j->tpl.files.n_packages; p++) {
+        const rs_sign_package *pkg = &j->tpl.files.packages[p];
+        _cleanup_free_ char *pinned = NULL;
+        const char *want = rs_template_wanted_version(&j->tpl, pkg->name, &pinned);
+        rs_pkgtree *tree;
+
+        if (rs_pkgset_choose(&j->inputs, pkg->name, want, &tree, err) < 0)
+            return -1;
+        for (size_t f = 0; f < pkg->n_files; f++) {
+            item *it = &j->items[j->n_items++];
+
+            *it = (item){ .pkg = pkg, .file = &pkg->files[f], .tree = tree };
+            if (rs_pkgtree_resolve(tree, pkg->files[f].path, &it->resolved, err) < 0)
+                return rs_error_prefix(err, "package %s (%s)", pkg->name, tree->origin);
+        }
+    }
+    return 0;
+}
+
+/* ---- phase A: open every file, check its type, digest it ---- */
+
+static const char *expected_format(rs_sig_type t)
+{
+    return t == SIG_EFI ? "pe" : "module";
+}
+
+static int digest_image(job *j, item *it, rs_image *img, rs_error *err)
+{
+    if (strcmp(img->format->name, expected_format(it->file->type)) != 0)
+        return rs_fail(err, "package %s: %s: declared %s, but the file is a %s file", it->pkg->name, it->file->path,
+                       rs_sig_type_name(it->file->type), img->format->name);
+    if (img->format->digest(img, j->o->sign.md, &it->digest, err) < 0)
+        return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
+    it->format = img->format;
+    it->size = img->in.size;
+    rs_progress_step(&j->progress, it->size);
+    return 0;
+}
+
+static int digest_from_dir(void *ctx, size_t i, rs_error *err)
+{
+    job *j = ctx;
+    item *it = &j->items[i];
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    _cleanup_free_ char *path = NULL;
+
+    if (it->tree->is_deb)
+        return 0;
+    if (asprintf(&path, "%s/%s", it->tree->origin, it->resolved) < 0)
+        return rs_fail(err, "out of memory");
+    if (rs_image_open(&img, path, err) < 0)
+        return rs_error_prefix(err, "package %s", it->pkg->name);
+    return digest_image(j, it, &img, err);
+}
+
+typedef struct deb_pass {
+    job *j;
+    rs_pkgtree *tree;
+} deb_pass;
+
+static bool deb_wants(void *ctx, const char *name)
+{
+    deb_pass *d = ctx;
+
+    for (size_t i = 0; i < d->j->n_items; i++)
+        if (d->j->items[i].tree == d->tree && !strcmp(d->j->items[i].resolved, name))
+            return true;
+    return false;
+}
+
+/* Every item naming this entry (two paths may resolve to one file). */
+static int deb_take(void *ctx, const char *name, int fd, uint64_t size, rs_error *err)
+{
+    deb_pass *d = ctx;
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    _cleanup_free_ char *label = NULL;
+
+    (void)size;
+    if (asprintf(&label, "%s:%s", d->tree->origin, name) < 0) {
+        close(fd);
+        return rs_fail(err, "out of memory");
+    }
+    if (rs_image_open_fd(&img, fd, label, err) < 0)
+        return -1;
+    for (size_t i = 0; i < d->j->n_items; i++) {
+        item *it = &d->j->items[i];
+
+        if (it->tree == d->tree && !strcmp(it->resolved, name) && digest_image(d->j, it, &img, err) < 0)
+            return -1;
+    }
+    return rs_cancelled() ? rs_fail(err, "interrupted") : 0;
+}
+
+static int digest_all(job *j, rs_error *err)
+{
+    for (size_t t = 0; t < j->inputs.count; t++) {
+        deb_pass d = { j, &j->inputs.trees[t] };
+        bool used = false;
+
+        for (size_t i = 0; i < j->n_items; i++)
+            used |= j->items[i].tree == d.tree;
+        if (used && d.tree->is_deb && rs_deb_stream(d.tree->origin, deb_wants, deb_take, &d, err) < 0)
+            return -1;
+    }
+    if (rs_batch_run(j->n_items, j->o->jobs, digest_from_dir, j, err) < 0)
+        return -1;
+    for (size_t i = 0; i < j->n_items; i++)
+        if (!j->items[i].format)
+            return rs_fail(err, "package %s: %s: not found in %s", j->items[i].pkg->name, j->items[i].file->path,
+                           j->items[i].tree->origin);
+    return 0;
+}
+
+/* ---- phase B: sign every digest, write the signature tree ---- */
+
+static int mkdir_parents(const char *path, rs_error *err)
+{
+    _cleanup_free_ char *copy = strdup(path);
+
+    if (!copy)
+        return rs_fail(err, "out of memory");
+    for (char *p = copy + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+            return rs_fail(err, "%s: %s", copy, strerror(errno));
+        *p = '/';
+    }
+    return 0;
+}
+
+static int write_sig(const char *base, const item *it, rs_error *err)
+{
+    _cleanup_free_ char *path = NULL;
+
+    if (asprintf(&path, "%s/%s/%s.sig", base, it->pkg->name, it->file->path) < 0)
+        return rs_fail(err, "out of memory");
+    if (mkdir_parents(path, err) < 0 || rs_write_file(path, it->sig.data, it->sig.len, 0644, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    return 0;
+}
+
+static int sign_one(void *ctx, size_t i, rs_error *err)
+{
+    job *j = ctx;
+    item *it = &j->items[i];
+    _cleanup_free_ char *dir = NULL;
+
+    if (it->format->sign_digest(&it->digest, j->o->signer, &j->o->sign, &it->sig, err) < 0)
+        return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
+    SHA256(it->sig.data, it->sig.len, it->sig_sha256);
+    if (asprintf(&dir, "%s/signatures", j->work) < 0)
+        return rs_fail(err, "out of memory");
+    if (write_sig(dir, it, err) < 0)
+        return -1;
+    rs_progress_step(&j->progress, it->size);
+    return 0;
+}
+
+/* ---- outputs ---- */
+
+static int write_manifest(job *j, rs_error *err)
+{
+    _cleanup_free_ char *path = NULL, *text = NULL;
+    json_t *files = json_array(), *doc;
+    char fpr[65];
+
+    rs_x509_fingerprint(j->o->signer->cert, fpr);
+    for (size_t i = 0; i < j->n_items; i++) {
+        const item *it = &j->items[i];
+        char digest[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1];
+
+        rs_digest_format(&it->digest, digest, sizeof(digest));
+        rs_hex(it->sig_sha256, sizeof(it->sig_sha256), sig);
+        json_array_append_new(files, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "package", it->pkg->name, "path",
+                                               it->file->path, "sig_type", rs_sig_type_name(it->file->type),
+                                               "signed_digest", digest, "signer_fingerprint", fpr,
+                                               "signature_sha256", sig));
+    }
+    doc = json_pack("{s:s?, s:s?, s:o}", "template", j->tpl.package, "template_version", j->tpl.version, "files",
+                    files);
+    text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    if (!text || asprintf(&path, "%s/manifest.json", j->work) < 0)
+        return rs_fail(err, "out of memory");
+    return rs_write_file(path, text, strlen(text), 0644, err);
+}
+
+static time_t output_mtime(const job *j, rs_error *err, int *rc)
+{
+    time_t t = 0;
+    bool set;
+
+    *rc = rs_source_date_epoch(&t, &set, err);
+    return set ? t : j->tpl.changelog_time;
+}
+
+static int copy_file(const char *from, const char *to, mode_t mode, rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes buf = { 0 };
+
+    if (rs_read_file(from, 64 * 1024 * 1024, &buf, err) < 0)
+        return rs_error_prefix(err, "%s", from);
+    return rs_write_file(to, buf.data, buf.len, mode, err);
+}
+
+static int copy_tree(const char *from, const char *to, rs_error *err)
+{
+    struct dirent **names = NULL;
+    int n = scandir(from, &names, NULL, alphasort), rc = 0;
+
+    if (n < 0)
+        return rs_fail(err, "%s: %s", from, strerror(errno));
+    if (mkdir(to, 0755) < 0 && errno != EEXIST)
+        rc = rs_fail(err, "%s: %s", to, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        _cleanup_free_ char *src = NULL, *dst = NULL;
+        struct stat st;
+
+        if (rc == 0 && strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
+            if (asprintf(&src, "%s/%s", from, names[i]->d_name) < 0 || asprintf(&dst, "%s/%s", to, names[i]->d_name) < 0)
+                rc = rs_fail(err, "out of memory");
+            else if (lstat(src, &st) < 0)
+                rc = rs_fail(err, "%s: %s", src, strerror(errno));
+            else if (S_ISDIR(st.st_mode))
+                rc = copy_tree(src, dst, err);
+            else if (S_ISREG(st.st_mode))
+                rc = copy_file(src, dst, (st.st_mode & 0111) ? 0755 : 0644, err);
+            else
+                rc = rs_fail(err, "%s: links and special files are not allowed in a source template", src);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+/* Runs argv in dir with output captured; on failure reports its last line. */
+static int run_tool(char *const argv[], const char *dir, rs_error *err)
+{
+    _cleanup_close_ int log = memfd_create("tool-log", MFD_CLOEXEC);
+    posix_spawn_file_actions_t fa;
+    extern char **environ;
+    char tail[512] = "";
+    pid_t pid;
+    int status, rc;
+
+    if (log < 0)
+        return rs_fail(err, "memfd_create: %s", strerror(errno));
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, log, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, log, STDERR_FILENO);
+    posix_spawn_file_actions_addchdir_np(&fa, dir);
+    rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return rs_fail(err, "cannot run %s: %s", argv[0], strerror(rc));
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return rs_fail(err, "waitpid: %s", strerror(errno));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    off_t end = lseek(log, 0, SEEK_END);
+    off_t from = end > (off_t)sizeof(tail) - 1 ? end - (off_t)sizeof(tail) + 1 : 0;
+    ssize_t got = pread(log, tail, sizeof(tail) - 1, from);
+
+    tail[got > 0 ? got : 0] = '\0';
+    while (strlen(tail) && tail[strlen(tail) - 1] == '\n')
+        tail[strlen(tail) - 1] = '\0';
+    return rs_fail(err, "%s failed: %s", argv[0], strrchr(tail, '\n') ? strrchr(tail, '\n') + 1 : tail);
+}
+
+/* nftw() passes no context; set just before the walk. */
+static time_t tree_mtime;
+
+static int set_mtimes(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    struct timespec ts[2];
+
+    (void)st, (void)flag, (void)ftw;
+    ts[0].tv_sec = ts[1].tv_sec = tree_mtime;
+    ts[0].tv_nsec = ts[1].tv_nsec = 0;
+    return utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+static int build_source_package(job *j, time_t mtime, rs_error *err)
+{
+    _cleanup_free_ char *tree = NULL, *sigs = NULL;
+    const char *version = j->tpl.source_version, *colon;
+
+    if (!j->tpl.source_dir)
+        return 0;
+    colon = strchr(version, ':');
+    if (asprintf(&tree, "%s/%s-%s", j->work, j->tpl.source_name, colon ? colon + 1 : version) < 0 ||
+        asprintf(&sigs, "%s/debian/signatures", tree) < 0)
+        return rs_fail(err, "out of memory");
+    if (copy_tree(j->tpl.source_dir, tree, err) < 0)
+        return -1;
+    for (size_t i = 0; i < j->n_items; i++)
+        if (write_sig(sigs, &j->items[i], err) < 0)
+            return -1;
+    /* Fixed mtimes, so dpkg-source builds the same tarball every time. */
+    tree_mtime = mtime;
+    if (nftw(tree, set_mtimes, 16, FTW_PHYS) != 0)
+        return rs_fail(err, "%s: cannot set file times", tree);
+    char *argv[] = { "dpkg-source", "--format=3.0 (native)", "-b", basename(tree), NULL };
+    return run_tool(argv, j->work, err);
+}
+
+static int assemble_outputs(job *j, rs_error *err)
+{
+    _cleanup_free_ char *sigdir = NULL, *tarball = NULL, *tmpl_dir = NULL;
+    int rc = 0;
+    time_t mtime = output_mtime(j, err, &rc);
+
+    if (rc < 0)
+        return -1;
+    if (asprintf(&sigdir, "%s/signatures", j->work) < 0 || asprintf(&tarball, "%s/signatures.tar.xz", j->work) < 0 ||
+        asprintf(&tmpl_dir, "%s/source-template", j->work) < 0)
+        return rs_fail(err, "out of memory");
+    if (rs_tarball_write(sigdir, tarball, mtime, err) < 0 || write_manifest(j, err) < 0 ||
+        build_source_package(j, mtime, err) < 0)
+        return -1;
+    remove_tree(tmpl_dir);   /* a .deb template's unpacked source-template */
+    return 0;
+}
+
+static int make_workdir(job *j, rs_error *err)
+{
+    _cleanup_free_ char *copy = strdup(j->o->output_dir), *copy2 = strdup(j->o->output_dir);
+    struct stat st;
+
+    if (!copy || !copy2)
+        return rs_fail(err, "out of memory");
+    if (lstat(j->o->output_dir, &st) == 0)
+        return rs_fail(err, "%s: already exists", j->o->output_dir);
+    if (asprintf(&j->work, "%s/.%s.partial-XXXXXX", dirname(copy), basename(copy2)) < 0) {
+        j->work = NULL;
+        return rs_fail(err, "out of memory");
+    }
+    if (!mkdtemp(j->work))
+        return rs_fail(err, "%s: cannot create a work directory: %s", j->o->output_dir, strerror(errno));
+    chmod(j->work, 0755);
+    return 0;
+}
+
+int rs_sign_template(const rs_sign_template_options *o, rs_error *err)
+{
+    job j = { .o = o };
+    int rc;
+
+    rc = make_workdir(&j, err);
+    if (rc == 0 && (rc = rs_template_load(o->template_spec, j.work, &j.tpl, err)) < 0)
+        rs_error_prefix(err, "%s", o->template_spec);
+    if (rc == 0)
+        rc = check_trusted_certs(&j, err);
+    if (rc == 0 && (rc = rs_pkgset_scan(o->packages_dir, &j.inputs, err)) == 0)
+        rc = resolve_items(&j, err);
+    if (rc == 0) {
+        rs_progress_init(&j.progress, "checking", j.n_items);
+        j.progress.enabled &= o->progress;
+        rc = digest_all(&j, err);
+        rs_progress_finish(&j.progress);
+    }
+    if (rc == 0) {
+        rs_progress_init(&j.progress, "signing", j.n_items);
+        j.progress.enabled &= o->progress;
+        rc = rs_batch_run(j.n_items, o->jobs, sign_one, &j, err);
+        rs_progress_finish(&j.progress);
+    }
+    if (rc == 0)
+        rc = assemble_outputs(&j, err);
+    if (rc == 0 && rename(j.work, o->output_dir) < 0)
+        rc = rs_fail(err, "%s: cannot move the result into place: %s", o->output_dir, strerror(errno));
+    if (rc < 0)
+        remove_tree(j.work);
+    job_free(&j);
+    return rc;
+}

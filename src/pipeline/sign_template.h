@@ -1,0 +1,23 @@
+/* The signing step of Debian's two-stage flow: a template plus the
+ * unsigned binary packages in, detached signatures, a deterministic
+ * signatures.tar.xz, a manifest and a -signed source package out. */
+#ifndef RS_SIGN_TEMPLATE_H
+#define RS_SIGN_TEMPLATE_H
+
+#include "crypto/signer.h"
+#include "formats/format.h"
+
+typedef struct rs_sign_template_options {
+    const char *template_spec;   /* template .deb, unpacked root, or files.json */
+    const char *packages_dir;    /* .deb files and/or unpacked roots */
+    const char *output_dir;      /* must not exist yet */
+    const char *allowlist;       /* trusted_certs fingerprints allowed; NULL: none */
+    unsigned jobs;               /* 0: one per core */
+    rs_sign_options sign;
+    rs_signer *signer;
+    bool progress;
+} rs_sign_template_options;
+
+int rs_sign_template(const rs_sign_template_options *o, rs_error *err);
+
+#endif

@@ -1,0 +1,277 @@
+#include "pipeline/template.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/file.h"
+#include "pipeline/deb.h"
+
+#define MAX_FILES_JSON (16 * 1024 * 1024)
+#define MAX_TEXT (1024 * 1024)
+
+void rs_template_free(rs_template *t)
+{
+    rs_files_json_free(&t->files);
+    free(t->package);
+    free(t->version);
+    free(t->source_dir);
+    free(t->source_name);
+    free(t->source_version);
+    memset(t, 0, sizeof(*t));
+}
+
+static int parse_files_json(rs_template *t, const rs_bytes *buf, const char *where, rs_error *err)
+{
+    if (rs_files_json_parse((const char *)buf->data, buf->len, &t->files, err) < 0)
+        return rs_error_prefix(err, "%s", where);
+    return 0;
+}
+
+/* A .deb template: files.json streamed from the package into memory. */
+typedef struct deb_json {
+    const char *want;
+    rs_bytes json;
+    bool found;
+} deb_json;
+
+static bool want_json(void *ctx, const char *name)
+{
+    return !strcmp(name, ((deb_json *)ctx)->want);
+}
+
+static int take_json(void *ctx, const char *name, int fd, uint64_t size, rs_error *err)
+{
+    deb_json *d = ctx;
+    rs_input in;
+    int rc;
+
+    if (rs_input_from_fd(&in, fd, name, err) < 0)
+        return -1;
+    if (size > MAX_FILES_JSON) {
+        rs_input_close(&in);
+        return rs_fail(err, "%s: too large", name);
+    }
+    rc = rs_bytes_set(&d->json, "", 0, err);
+    if (rc == 0 && size) {
+        uint8_t *buf = malloc(size);
+
+        rc = buf ? rs_input_read(&in, 0, buf, size, err) : rs_fail(err, "out of memory");
+        if (rc == 0)
+            rs_bytes_adopt(&d->json, buf, size);
+        else
+            free(buf);
+    }
+    rs_input_close(&in);
+    d->found = rc == 0;
+    return rc;
+}
+
+static int load_deb(rs_template *t, const char *path, const char *workdir, rs_error *err)
+{
+    _cleanup_free_ char *json_path = NULL, *prefix = NULL, *dest = NULL;
+    rs_deb_control c;
+    deb_json d = { 0 };
+    struct stat st;
+    int rc;
+
+    if (rs_deb_read_control(path, &c, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    t->package = TAKE_PTR(c.package);
+    t->version = TAKE_PTR(c.version);
+    rs_deb_control_free(&c);
+    if (asprintf(&prefix, "usr/share/code-signing/%s", t->package) < 0 ||
+        asprintf(&json_path, "%s/files.json", prefix) < 0 || asprintf(&dest, "%s/source-template", workdir) < 0)
+        return rs_fail(err, "out of memory");
+    d.want = json_path;
+    rc = rs_deb_stream(path, want_json, take_json, &d, err);
+    if (rc == 0 && !d.found)
+        rc = rs_fail(err, "no %s in the package", json_path);
+    if (rc == 0)
+        rc = parse_files_json(t, &d.json, json_path, err);
+    rs_bytes_free(&d.json);
+    if (rc < 0)
+        return rs_error_prefix(err, "%s", path);
+    if (mkdir(dest, 0755) < 0)
+        return rs_fail(err, "%s: %s", dest, strerror(errno));
+    free(prefix);
+    if (asprintf(&prefix, "usr/share/code-signing/%s/source-template", t->package) < 0)
+        return rs_fail(err, "out of memory");
+    if (rs_deb_extract_tree(path, prefix, dest, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    if (stat(dest, &st) == 0 && st.st_nlink > 2)   /* has subdirectories: not empty */
+        t->source_dir = TAKE_PTR(dest);
+    return 0;
+}
+
+static int load_json_file(rs_template *t, const char *path, rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes buf = { 0 };
+
+    if (rs_read_file(path, MAX_FILES_JSON, &buf, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    return parse_files_json(t, &buf, path, err);
+}
+
+/* An unpacked template: either the code-signing directory itself (with
+ * files.json) or a package root holding usr/share/code-signing/NAME/. */
+static int find_signing_dir(const char *root, char **dir, rs_error *err)
+{
+    _cleanup_free_ char *direct = NULL, *base = NULL;
+    struct stat st;
+    int n = 0;
+
+    if (asprintf(&direct, "%s/files.json", root) < 0 || asprintf(&base, "%s/usr/share/code-signing", root) < 0)
+        return rs_fail(err, "out of memory");
+    if (stat(direct, &st) == 0) {
+        *dir = strdup(root);
+        return *dir ? 0 : rs_fail(err, "out of memory");
+    }
+    _cleanup_(rs_closedirp) DIR *d = opendir(base);
+    struct dirent *e;
+
+    if (!d)
+        return rs_fail(err, "%s: no files.json and no usr/share/code-signing/", root);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        free(*dir);
+        if (asprintf(dir, "%s/%s", base, e->d_name) < 0)
+            return rs_fail(err, "out of memory");
+        n++;
+    }
+    if (n != 1)
+        return rs_fail(err, "%s: expected exactly one template under usr/share/code-signing/ (found %d)", root, n);
+    return 0;
+}
+
+static int load_dir(rs_template *t, const char *root, rs_error *err)
+{
+    _cleanup_free_ char *dir = NULL, *json = NULL, *src = NULL;
+    struct stat st;
+
+    if (find_signing_dir(root, &dir, err) < 0 || asprintf(&json, "%s/files.json", dir) < 0 ||
+        asprintf(&src, "%s/source-template", dir) < 0)
+        return -1;
+    if (load_json_file(t, json, err) < 0)
+        return -1;
+    if (stat(src, &st) == 0 && S_ISDIR(st.st_mode))
+        t->source_dir = TAKE_PTR(src);
+    return 0;
+}
+
+static int read_source_changelog(rs_template *t, rs_error *err)
+{
+    _cleanup_free_ char *path = NULL;
+    _cleanup_bytes_ rs_bytes buf = { 0 };
+
+    if (!t->source_dir)
+        return 0;
+    if (asprintf(&path, "%s/debian/changelog", t->source_dir) < 0)
+        return rs_fail(err, "out of memory");
+    if (rs_read_file(path, MAX_TEXT, &buf, err) < 0 || rs_bytes_append(&buf, "", 1, err) < 0)
+        return rs_error_prefix(err, "source-template/debian/changelog");
+    if (rs_changelog_parse((const char *)buf.data, &t->source_name, &t->source_version, &t->changelog_time, err) < 0)
+        return rs_error_prefix(err, "source-template/debian/changelog");
+    return 0;
+}
+
+static bool is_deb(const char *path)
+{
+    char magic[8];
+    FILE *f = fopen(path, "rb");
+    bool yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, "!<arch>\n", 8);
+
+    if (f)
+        fclose(f);
+    return yes;
+}
+
+int rs_template_load(const char *spec, const char *workdir, rs_template *t, rs_error *err)
+{
+    struct stat st;
+    int rc;
+
+    memset(t, 0, sizeof(*t));
+    if (stat(spec, &st) < 0)
+        return rs_fail(err, "%s: %s", spec, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        rc = load_dir(t, spec, err);
+    else if (is_deb(spec))
+        rc = load_deb(t, spec, workdir, err);
+    else
+        rc = load_json_file(t, spec, err);
+    if (rc == 0)
+        rc = read_source_changelog(t, err);
+    if (rc < 0)
+        rs_template_free(t);
+    return rc;
+}
+
+/* Finds "package (= version)" in the control file's Build-Depends. */
+static char *pinned_version(const char *control, const char *package)
+{
+    size_t n = strlen(package);
+
+    for (const char *p = strstr(control, package); p; p = strstr(p + 1, package)) {
+        const char *q = p + n;
+        const char *end;
+
+        if ((p != control && !strchr(" ,\n\t", p[-1])) || strncmp(q, " (= ", 4) != 0)
+            continue;
+        q += 4;
+        end = strchr(q, ')');
+        if (end && end > q)
+            return strndup(q, (size_t)(end - q));
+    }
+    return NULL;
+}
+
+const char *rs_template_wanted_version(const rs_template *t, const char *package, char **owned)
+{
+    _cleanup_free_ char *path = NULL;
+    _cleanup_bytes_ rs_bytes buf = { 0 };
+
+    *owned = NULL;
+    if (t->source_dir && asprintf(&path, "%s/debian/control", t->source_dir) >= 0 &&
+        rs_read_file(path, MAX_TEXT, &buf, NULL) == 0 && rs_bytes_append(&buf, "", 1, NULL) == 0)
+        *owned = pinned_version((const char *)buf.data, package);
+    return *owned ? *owned : t->version;
+}
+
+int rs_changelog_parse(const char *text, char **name, char **version, time_t *when, rs_error *err)
+{
+    const char *open = strchr(text, '('), *close = open ? strchr(open, ')') : NULL;
+    const char *sig = strstr(text, "\n -- ");
+    struct tm tm;
+
+    *when = 0;
+    if (!open || !close || open == text || open[-1] != ' ' || close - open < 2)
+        return rs_fail(err, "first line is not 'name (version) ...'");
+    *name = strndup(text, (size_t)(open - 1 - text));
+    *version = strndup(open + 1, (size_t)(close - open - 1));
+    if (!*name || !*version)
+        return rs_fail(err, "out of memory");
+    if (sig) {
+        const char *date = strstr(sig, ">  ");
+        const char *eol = date ? strchr(date, '\n') : NULL;
+        char buf[64];
+
+        memset(&tm, 0, sizeof(tm));
+        if (date && (!eol || eol - date < (long)sizeof(buf))) {
+            snprintf(buf, sizeof(buf), "%.*s", eol ? (int)(eol - date - 3) : 60, date + 3);
+            char *rest = strptime(buf, "%a, %d %b %Y %H:%M:%S %z", &tm);
+
+            if (rest) {
+                long offset = tm.tm_gmtoff;   /* timegm() resets it */
+
+                *when = timegm(&tm) - offset;
+            }
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,180 @@
+#!/bin/bash
+# The two-stage flow on Debian's real shim-helpers-amd64-signed-template:
+# sign-template, then dpkg-source -x and dpkg-buildpackage with the
+# template's own rules; plus every refusal, and attach-tree.
+. "$TESTS_DIR/lib.sh"
+need_fixtures shim
+need_tool dpkg-source; need_tool dpkg-deb; need_tool sbverify
+
+debs=$FIXTURES/debs
+template_deb=$(ls "$debs"/shim-helpers-amd64-signed-template_*.deb)
+unsigned_deb=$(ls "$debs"/shim-unsigned_*.deb)
+unsigned_root=$FIXTURES/root/shim-unsigned
+make_key db
+make_key other
+export SOURCE_DATE_EPOCH=1700000000
+sign_template() { "$REPROSIGN" sign-template --quiet --key "$WORK/db.key" --cert "$WORK/db.crt" "$@"; }
+no_partial() { ! compgen -G "$WORK/.*.partial-*" >/dev/null; }
+
+mkdir -p "$WORK/pkgs"
+cp "$unsigned_deb" "$WORK/pkgs/"
+
+# ---- the signing step ----
+check "sign-template with the template .deb and the unsigned .deb" \
+    sign_template "$template_deb" --packages "$WORK/pkgs" --output "$WORK/out"
+check "signatures for both files" test -s "$WORK/out/signatures/shim-unsigned/usr/lib/shim/fbx64.efi.sig" -a \
+    -s "$WORK/out/signatures/shim-unsigned/usr/lib/shim/mmx64.efi.sig"
+check "a .dsc and a .tar.xz" bash -c "ls '$WORK'/out/shim-helpers-amd64-signed_*.dsc '$WORK'/out/shim-helpers-amd64-signed_*.tar.xz"
+check "the source tree carries debian/signatures" \
+    test -s "$WORK/out/shim-helpers-amd64-signed-1+16.1+2~deb12u1/debian/signatures/shim-unsigned/usr/lib/shim/fbx64.efi.sig"
+check "the .dsc is 3.0 (native)" grep -qx 'Format: 3.0 (native)' "$WORK"/out/*.dsc
+check "the manifest lists both files with their signed digests" python3 -c "
+import json,sys
+m=json.load(open('$WORK/out/manifest.json'))
+assert [f['path'] for f in m['files']]==['usr/lib/shim/fbx64.efi','usr/lib/shim/mmx64.efi']
+assert m['files'][0]['signed_digest']=='sha256:'+'$("$REPROSIGN" digest "$unsigned_root/usr/lib/shim/fbx64.efi")'
+"
+check "signatures.tar.xz holds the tree, root-owned, at SOURCE_DATE_EPOCH" bash -c "
+    tar tvJf '$WORK/out/signatures.tar.xz' | grep -q 'root/root .* 2023-11-14 22:13 shim-unsigned/usr/lib/shim/fbx64.efi.sig' &&
+    ! tar tvJf '$WORK/out/signatures.tar.xz' | grep -v 'root/root'"
+check "a detached signature fits the unsigned file" \
+    "$REPROSIGN" attach "$WORK/out/signatures/shim-unsigned/usr/lib/shim/fbx64.efi.sig" \
+    "$unsigned_root/usr/lib/shim/fbx64.efi" --output "$WORK/fbx64.signed"
+check "... and verifies with the key's certificate" sbverify --cert "$WORK/db.crt" "$WORK/fbx64.signed"
+
+check "a second run" sign_template "$template_deb" --packages "$WORK/pkgs" --output "$WORK/out2" --jobs 1
+check "same inputs, same SOURCE_DATE_EPOCH: identical signatures.tar.xz" same_bytes "$WORK/out/signatures.tar.xz" "$WORK/out2/signatures.tar.xz"
+check "... and identical source package" bash -c "cd '$WORK/out' && for f in *.dsc shim-helpers-amd64-signed_*.tar.xz; do cmp \"\$f\" '$WORK/out2/'\"\$f\" || exit 1; done"
+
+# Other template and package shapes give the same signatures.
+dpkg-deb -x "$template_deb" "$WORK/template-root"
+mkdir -p "$WORK/roots" && cp -a "$unsigned_root" "$WORK/roots/shim-unsigned"
+json=$WORK/template-root/usr/share/code-signing/shim-helpers-amd64-signed-template/files.json
+check "unpacked template root, unpacked package root" \
+    sign_template "$WORK/template-root" --packages "$WORK/roots" --output "$WORK/out3"
+check "... gives the same signatures" same_bytes "$WORK/out3/signatures.tar.xz" "$WORK/out/signatures.tar.xz"
+python3 -c "import json; d=json.load(open('$json')); json.dump(d['packages'], open('$WORK/bare.json','w'))"
+python3 -c "import json; d=json.load(open('$json')); d['version']='2'; json.dump(d, open('$WORK/v2.json','w'))"
+for form in bare v2; do
+    check "files.json form '$form'" sign_template "$WORK/$form.json" --packages "$WORK/pkgs" --output "$WORK/out-$form"
+    check "... byte for byte" diff -r "$WORK/out-$form/signatures" "$WORK/out/signatures"
+done
+check "a bare files.json makes no source package" bash -c "! ls '$WORK'/out-bare/*.dsc 2>/dev/null"
+
+# ---- the second stage, with Debian's own tooling ----
+if [ "$(id -u)" = 0 ] && command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null; then
+    version=$(dpkg-deb -f "$unsigned_deb" Version)
+    dpkg -s shim-unsigned 2>/dev/null | grep -qx "Version: $version" || dpkg -i "$unsigned_deb" >/dev/null 2>&1
+    check "dpkg-source -x unpacks the .dsc" bash -c "cd '$WORK' && dpkg-source -x out/*.dsc stage2 >/dev/null 2>&1"
+    check "dpkg-buildpackage -us -uc -b builds it (the template's rules run sbattach)" \
+        bash -c "cd '$WORK/stage2' && dpkg-buildpackage -us -uc -b >'$WORK/build.log' 2>&1 || { tail -20 '$WORK/build.log'; exit 1; }"
+    mkdir -p "$WORK/built"
+    dpkg-deb -x "$WORK"/shim-helpers-amd64-signed_*.deb "$WORK/built" 2>/dev/null
+    for f in fbx64 mmx64; do
+        check "built $f.efi.signed verifies with the test CA" sbverify --cert "$WORK/db.crt" "$WORK/built/usr/lib/shim/$f.efi.signed"
+        check "built $f.efi.signed is what reprosign attach gives" bash -c "
+            '$REPROSIGN' attach '$WORK/out/signatures/shim-unsigned/usr/lib/shim/$f.efi.sig' '$unsigned_root/usr/lib/shim/$f.efi' --output '$WORK/$f.mine' &&
+            cmp -s '$WORK/$f.mine' '$WORK/built/usr/lib/shim/$f.efi.signed'"
+    done
+else
+    echo "note: not root or no debhelper: skipping dpkg-buildpackage"
+fi
+
+# ---- refusals: each names the entry, signs nothing, leaves no output ----
+evil() {  # evil NAME JSON: a bare files.json template
+    printf '%s' "$2" >"$WORK/$1.json"
+}
+evil badname '{"Shim_Unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/fbx64.efi"}]}}'
+evil absolute '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "/usr/lib/shim/fbx64.efi"}]}}'
+evil dotdot '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/../lib/shim/fbx64.efi"}]}}'
+evil missing '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/nope.efi"}]}}'
+evil directory '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim"}]}}'
+evil sigtype '{"shim-unsigned": {"files": [{"sig_type": "linux-module", "file": "usr/lib/shim/fbx64.efi"}]}}'
+evil unknowntype '{"shim-unsigned": {"files": [{"sig_type": "kernel", "file": "usr/lib/shim/fbx64.efi"}]}}'
+evil nopackage '{"grub-efi-amd64-bin": {"files": [{"sig_type": "efi", "file": "usr/lib/grub/x.efi"}]}}'
+fpr=$(openssl x509 -in "$WORK/other.crt" -outform DER | sha256sum | cut -d' ' -f1)
+evil trusted "{\"shim-unsigned\": {\"trusted_certs\": [\"$fpr\"], \"files\": [{\"sig_type\": \"efi\", \"file\": \"usr/lib/shim/fbx64.efi\"}]}}"
+evil notjson '{"shim-unsigned": {"files": [}'
+for t in badname absolute dotdot missing directory sigtype unknowntype nopackage trusted notjson; do
+    refuses "refuses template '$t'" "$WORK/refused-$t" \
+        sign_template "$WORK/$t.json" --packages "$WORK/pkgs" --output "$WORK/refused-$t"
+    check "... and leaves no partial output ($t)" no_partial
+done
+check "the trusted_certs refusal names package and fingerprint" bash -c "
+    sign_template() { '$REPROSIGN' sign-template --quiet --key '$WORK/db.key' --cert '$WORK/db.crt' \"\$@\"; }
+    sign_template '$WORK/trusted.json' --packages '$WORK/pkgs' --output '$WORK/x' 2>&1 | grep -q 'shim-unsigned.*$fpr.*allowlist'"
+echo "$fpr  # the test key" >"$WORK/allow.txt"
+check "an allowlisted trusted_certs entry is accepted" \
+    sign_template "$WORK/trusted.json" --packages "$WORK/pkgs" --output "$WORK/allowed" --trusted-cert-allowlist "$WORK/allow.txt"
+
+# Symlinks that leave the package, in an unpacked root and in a .deb.
+mkdir -p "$WORK/evil-roots/shim-unsigned/usr/lib/shim"
+ln -s /etc/passwd "$WORK/evil-roots/shim-unsigned/usr/lib/shim/abs.efi"
+ln -s ../../../../../../etc/passwd "$WORK/evil-roots/shim-unsigned/usr/lib/shim/rel.efi"
+ln -s /usr/lib "$WORK/evil-roots/shim-unsigned/usr/lib/shim/dir"
+cp "$unsigned_root/usr/lib/shim/fbx64.efi" "$WORK/evil-roots/shim-unsigned/usr/lib/shim/real.efi"
+ln -s real.efi "$WORK/evil-roots/shim-unsigned/usr/lib/shim/inside.efi"
+for link in abs rel; do
+    evil "link-$link" "{\"shim-unsigned\": {\"files\": [{\"sig_type\": \"efi\", \"file\": \"usr/lib/shim/$link.efi\"}]}}"
+    refuses "refuses a symlink escaping the unpacked package ($link)" "$WORK/refused-link-$link" \
+        sign_template "$WORK/link-$link.json" --packages "$WORK/evil-roots" --output "$WORK/refused-link-$link"
+done
+evil link-dir '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/dir/shim/fbx64.efi"}]}}'
+refuses "refuses a directory symlink escaping the package" "$WORK/refused-link-dir" \
+    sign_template "$WORK/link-dir.json" --packages "$WORK/evil-roots" --output "$WORK/refused-link-dir"
+evil link-inside '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/inside.efi"}]}}'
+check "follows a symlink that stays inside the package" \
+    sign_template "$WORK/link-inside.json" --packages "$WORK/evil-roots" --output "$WORK/inside"
+
+mkdir -p "$WORK/evil-deb/DEBIAN" "$WORK/evil-deb/usr/lib/shim" "$WORK/evil-debs"
+printf 'Package: shim-unsigned\nVersion: 1.0\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: t\n' >"$WORK/evil-deb/DEBIAN/control"
+ln -s /etc/passwd "$WORK/evil-deb/usr/lib/shim/abs.efi"
+ln -s ../../../../etc/passwd "$WORK/evil-deb/usr/lib/shim/rel.efi"
+dpkg-deb -b "$WORK/evil-deb" "$WORK/evil-debs/evil.deb" >/dev/null 2>&1
+for link in abs rel; do
+    refuses "refuses a symlink escaping the .deb ($link)" "$WORK/refused-deb-$link" \
+        sign_template "$WORK/link-$link.json" --packages "$WORK/evil-debs" --output "$WORK/refused-deb-$link"
+done
+
+# Several versions of one package: the template's version decides.
+mkdir -p "$WORK/twover/DEBIAN" && cp -a "$unsigned_root/usr" "$WORK/twover/"
+sed "s/^Version: .*/Version: 99.0/" <(dpkg-deb -f "$unsigned_deb") >"$WORK/twover/DEBIAN/control"
+mkdir -p "$WORK/versions" && cp "$unsigned_deb" "$WORK/versions/" && dpkg-deb -b "$WORK/twover" "$WORK/versions/newer.deb" >/dev/null 2>&1
+check "two versions: the template .deb picks its own" \
+    sign_template "$template_deb" --packages "$WORK/versions" --output "$WORK/picked"
+check "... and signs that version's files" diff -r "$WORK/picked/signatures" "$WORK/out/signatures"
+refuses "two versions and a bare files.json: ambiguous" "$WORK/ambiguous" \
+    sign_template "$WORK/bare.json" --packages "$WORK/versions" --output "$WORK/ambiguous"
+check "the ambiguity error lists the versions" grep -q 'ambiguous.*99.0' "$WORK/.err"
+mkdir -p "$WORK/onlynew" && cp "$WORK/versions/newer.deb" "$WORK/onlynew/"
+refuses "only another version present: refused" "$WORK/wrongver" \
+    sign_template "$template_deb" --packages "$WORK/onlynew" --output "$WORK/wrongver"
+refuses "OUTDIR that already exists" "" sign_template "$template_deb" --packages "$WORK/pkgs" --output "$WORK/out"
+refuses "a template that is not a template" "$WORK/nt" sign_template "$unsigned_deb" --packages "$WORK/pkgs" --output "$WORK/nt"
+check "no partial output anywhere" no_partial
+
+# ---- attach-tree ----
+sigs=$WORK/out/signatures/shim-unsigned
+check "attach-tree into an output root" "$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$unsigned_root" \
+    --output "$WORK/tree-out" --suffix .signed
+for f in fbx64 mmx64; do
+    check "attach-tree $f equals reprosign attach" bash -c "
+        '$REPROSIGN' attach '$sigs/usr/lib/shim/$f.efi.sig' '$unsigned_root/usr/lib/shim/$f.efi' --output '$WORK/$f.one' &&
+        cmp -s '$WORK/$f.one' '$WORK/tree-out/usr/lib/shim/$f.efi.signed'"
+done
+cp -a "$unsigned_root" "$WORK/inplace"
+check "attach-tree in place" "$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/inplace"
+check "... signed both files" bash -c "sbverify --cert '$WORK/db.crt' '$WORK/inplace/usr/lib/shim/fbx64.efi' && sbverify --cert '$WORK/db.crt' '$WORK/inplace/usr/lib/shim/mmx64.efi'"
+cp -a "$unsigned_root" "$WORK/tampered"
+printf 'X' | dd of="$WORK/tampered/usr/lib/shim/mmx64.efi" bs=1 seek=4000 conv=notrunc status=none
+cp -a "$WORK/tampered" "$WORK/tampered.orig"
+"$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/tampered" 2>"$WORK/tree.err"
+rc=$?
+check "attach-tree refuses a tree with one tampered file" test "$rc" -eq 1
+check "... naming that file with both digests" grep -q 'mmx64.efi: signature does not match the image: signed digest sha256:.*image digest sha256:' "$WORK/tree.err"
+check "... and not the good one" bash -c "! grep -q 'fbx64.efi:' '$WORK/tree.err'"
+check "... and writes nothing" diff -r "$WORK/tampered" "$WORK/tampered.orig"
+"$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/tampered" --output "$WORK/tampered-out" 2>/dev/null
+check "... not even into an output root" bash -c "[ ! -e '$WORK/tampered-out/usr/lib/shim/fbx64.efi' ]"
+refuses "attach-tree with no signatures" "" "$REPROSIGN" attach-tree --signatures "$WORK/roots" --root "$unsigned_root"
+finish
