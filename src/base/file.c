@@ -82,7 +82,7 @@ int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_er
 
 int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err)
 {
-    _cleanup_free_ uint8_t *buf = malloc(CHUNK);
+    _cleanup_free_ uint8_t *buf = malloc(len < CHUNK ? (len ? len : 1) : CHUNK);
 
     if (!buf)
         return rs_fail(err, "out of memory");
@@ -237,7 +237,7 @@ int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err)
 
 int rs_output_copy(rs_output *out, const rs_input *in, uint64_t off, uint64_t len, rs_error *err)
 {
-    _cleanup_free_ uint8_t *buf = malloc(CHUNK);
+    _cleanup_free_ uint8_t *buf = malloc(len < CHUNK ? (len ? len : 1) : CHUNK);
 
     if (!buf)
         return rs_fail(err, "out of memory");

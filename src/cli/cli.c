@@ -11,6 +11,12 @@ int cli_fail(const rs_error *err)
     return EXIT_FAIL;
 }
 
+int cli_fail_file(rs_error *err, const char *file)
+{
+    rs_error_prefix(err, "%s", file);
+    return cli_fail(err);
+}
+
 void cli_help(const rs_command *cmd)
 {
     printf("usage: reprosign %s\n", cmd->usage);

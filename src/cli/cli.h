@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "base/cleanup.h"
 #include "base/error.h"
@@ -16,10 +17,16 @@ typedef struct rs_command {
     const char *summary;
     const char *usage;       /* full --help text after "usage: reprosign " */
     int (*run)(int argc, char **argv);
+    /* Optional, for the man pages and shell completion (cmd_doc.c): the
+     * getopt table, and a NULL-terminated list of subcommands. */
+    const struct option *options;
+    const struct rs_command *const *subcommands;
 } rs_command;
 
 /* Prints "reprosign: <message>" to stderr and returns EXIT_FAIL. */
 int cli_fail(const rs_error *err);
+/* The same, with "<file>: " in front of the message. */
+int cli_fail_file(rs_error *err, const char *file);
 /* Prints a usage error with the command's synopsis; returns EXIT_USAGE. */
 int cli_usage(const rs_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_help(const rs_command *cmd);
@@ -30,9 +37,12 @@ int cli_getopt(const rs_command *cmd, int argc, char **argv, const char *shortop
 int cli_json_print(json_t *doc);
 /* Parses a non-negative integer option value. */
 bool cli_parse_index(const char *s, long *out);
+/* The hidden "__doc" command: renders man pages and bash completion from
+ * the command table, so they cannot drift from --help. */
+int cli_doc(const rs_command *const *commands, size_t n, int argc, char **argv);
 
 extern const rs_command cmd_sign, cmd_attach, cmd_detach, cmd_strip, cmd_verify, cmd_list, cmd_digest, cmd_token;
-extern const rs_command cmd_sign_template, cmd_attach_tree;
+extern const rs_command cmd_sign_template, cmd_attach_tree, cmd_sign_blob;
 extern const rs_command cmd_efi, cmd_chain, cmd_sbat;
 
 #endif

@@ -4,6 +4,13 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "cert", required_argument, NULL, 'c' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 const rs_command cmd_attach = {
     .name = "attach",
     .summary = "attach a detached signature (checks it fits the file)",
@@ -13,16 +20,11 @@ const rs_command cmd_attach = {
              "that is what a build that did not reproduce looks like. Kernel module\n"
              "signatures carry no certificate: --cert names the signer's, to check them.",
     .run = run,
+    .options = longopts,
 };
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "cert", required_argument, NULL, 'c' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     const char *output = NULL, *cert_path = NULL;
     _cleanup_(rs_x509p) X509 *cert = NULL;
     rs_error err;

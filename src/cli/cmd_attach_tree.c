@@ -8,6 +8,18 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "signatures", required_argument, NULL, 's' },
+    { "root", required_argument, NULL, 'r' },
+    { "output", required_argument, NULL, 'o' },
+    { "suffix", required_argument, NULL, 'S' },
+    { "cert", required_argument, NULL, 'c' },
+    { "jobs", required_argument, NULL, 'j' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 const rs_command cmd_attach_tree = {
     .name = "attach-tree",
     .summary = "attach a tree of detached signatures (the second stage)",
@@ -19,21 +31,11 @@ const rs_command cmd_attach_tree = {
              "file is reported and nothing is written. Kernel module signatures carry no\n"
              "certificate: --cert names the signer's so they can be checked.",
     .run = run,
+    .options = longopts,
 };
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "signatures", required_argument, NULL, 's' },
-        { "root", required_argument, NULL, 'r' },
-        { "output", required_argument, NULL, 'o' },
-        { "suffix", required_argument, NULL, 'S' },
-        { "cert", required_argument, NULL, 'c' },
-        { "jobs", required_argument, NULL, 'j' },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     rs_attach_tree_options o = { .progress = true };
     _cleanup_(rs_attach_tree_report_free) rs_attach_tree_report report = { 0 };
     _cleanup_(rs_x509p) X509 *cert = NULL;

@@ -10,6 +10,13 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "vars", required_argument, NULL, 'v' },        { "db", required_argument, NULL, 'd' },
+    { "dbx", required_argument, NULL, 'x' },         { "modules", required_argument, NULL, 'm' },
+    { "kernel-keys", required_argument, NULL, 'k' }, { "json", no_argument, NULL, 'j' },
+    { "help", no_argument, NULL, 'h' },              { 0 },
+};
+
 const rs_command cmd_chain = {
     .name = "chain",
     .summary = "check a boot chain: firmware db/dbx -> shim -> next stages -> modules",
@@ -21,6 +28,7 @@ const rs_command cmd_chain = {
              "With --modules, every kernel module (*.ko) under DIR must verify against the\n"
              "kernel's keys. One line per stage; exits 0 only if the whole chain holds.",
     .run = run,
+    .options = longopts,
 };
 
 /* nftw has no context argument. */
@@ -111,12 +119,6 @@ static void print_stages(const chain_result *r, json_t *doc)
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "vars", required_argument, NULL, 'v' },        { "db", required_argument, NULL, 'd' },
-        { "dbx", required_argument, NULL, 'x' },         { "modules", required_argument, NULL, 'm' },
-        { "kernel-keys", required_argument, NULL, 'k' }, { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },              { 0 },
-    };
     _cleanup_trust_ rs_trust fw = { 0 };
     _cleanup_(chain_result_free) chain_result r = { 0 };
     const char *mod_dir = NULL, *mod_keys = NULL;

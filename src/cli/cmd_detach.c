@@ -3,22 +3,24 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "index", required_argument, NULL, 'i' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 const rs_command cmd_detach = {
     .name = "detach",
     .summary = "write a file's signature out as a detached DER signature",
     .usage = "detach FILE --output SIG [--index N]\n\n"
              "Writes signature N (default 0, the first) of FILE to SIG. FILE is not changed.",
     .run = run,
+    .options = longopts,
 };
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "index", required_argument, NULL, 'i' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     const char *output = NULL;
     long index = 0;
     rs_error err;

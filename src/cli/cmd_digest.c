@@ -5,6 +5,13 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "hash", required_argument, NULL, 'H' },
+    { "json", no_argument, NULL, 'j' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 const rs_command cmd_digest = {
     .name = "digest",
     .summary = "print the digest a signature over the file binds to",
@@ -12,16 +19,11 @@ const rs_command cmd_digest = {
              "For an EFI image this is the Authenticode digest of the image as signed\n"
              "(certificate table excluded, data zero-padded to 8 bytes as sbsign pads it).",
     .run = run,
+    .options = longopts,
 };
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "hash", required_argument, NULL, 'H' },
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     const char *hash = "sha256";
     const EVP_MD *md;
     bool json = false;

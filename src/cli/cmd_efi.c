@@ -17,6 +17,11 @@
 #define MAX_AUTH_FILE (16u * 1024 * 1024)
 
 static int run(int argc, char **argv);
+static const rs_command cmd_siglist, cmd_signvar, cmd_eficlist, cmd_db, cmd_enroll, cmd_apply;
+
+static const rs_command *const subcommands[] = {
+    &cmd_siglist, &cmd_signvar, &cmd_eficlist, &cmd_db, &cmd_enroll, &cmd_apply, NULL,
+};
 
 const rs_command cmd_efi = {
     .name = "efi",
@@ -31,6 +36,7 @@ const rs_command cmd_efi = {
              "  apply    --vars VARSTORE --name PK|KEK|db|dbx AUTH --output VARSTORE\n\n"
              "'reprosign efi SUBCOMMAND --help' describes one.",
     .run = run,
+    .subcommands = subcommands,
 };
 
 /* ---- shared helpers ---- */
@@ -105,6 +111,12 @@ static int append_cert_lists(rs_bytes *esl, const char *path, const efi_guid *ow
 
 static int siglist_run(int argc, char **argv);
 
+static const struct option siglist_longopts[] = {
+    { "cert", required_argument, NULL, 'c' }, { "hash", required_argument, NULL, 'H' },
+    { "owner", required_argument, NULL, 'g' }, { "output", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },        { 0 },
+};
+
 static const rs_command cmd_siglist = {
     .name = "efi siglist",
     .usage = "efi siglist (--cert CERT... | --hash FILE...) [--owner GUID] --output ESL\n\n"
@@ -112,6 +124,7 @@ static const rs_command cmd_siglist = {
              "SHA-256 list with the Authenticode digest of each EFI image given by --hash.\n"
              "The owner GUID defaults to all zeros, as efitools' default.",
     .run = siglist_run,
+    .options = siglist_longopts,
 };
 
 /* Firmware looks up the Authenticode digest, so only EFI images qualify. */
@@ -135,11 +148,6 @@ static int add_hash(const char *path, rs_digest **hashes, size_t *n, rs_error *e
 
 static int siglist_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "cert", required_argument, NULL, 'c' }, { "hash", required_argument, NULL, 'H' },
-        { "owner", required_argument, NULL, 'g' }, { "output", required_argument, NULL, 'o' },
-        { "help", no_argument, NULL, 'h' },        { 0 },
-    };
     _cleanup_free_ const char **certs = calloc((size_t)argc + 1, sizeof(char *));
     _cleanup_free_ rs_digest *hashes = NULL;
     _cleanup_bytes_ rs_bytes esl = { 0 };
@@ -151,7 +159,7 @@ static int siglist_run(int argc, char **argv)
 
     if (!certs)
         return EXIT_FAIL;
-    while ((c = cli_getopt(&cmd_siglist, argc, argv, "c:H:g:o:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_siglist, argc, argv, "c:H:g:o:h", siglist_longopts)) != -1) {
         switch (c) {
         case 'c': certs[ncerts++] = optarg; break;
         case 'H':
@@ -180,6 +188,13 @@ static int siglist_run(int argc, char **argv)
 
 static int signvar_run(int argc, char **argv);
 
+static const struct option signvar_longopts[] = {
+    { "name", required_argument, NULL, 'n' },      { "key", required_argument, NULL, 'k' },
+    { "cert", required_argument, NULL, 'c' },      { "append", no_argument, NULL, 'a' },
+    { "timestamp", required_argument, NULL, 't' }, { "output", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },            { 0 },
+};
+
 static const rs_command cmd_signvar = {
     .name = "efi sign-var",
     .usage = "efi sign-var --name PK|KEK|db|dbx --key KEY --cert CERT [--append] [--timestamp T]\n"
@@ -189,6 +204,7 @@ static const rs_command cmd_signvar = {
              "--append signs an APPEND_WRITE. T is Unix seconds or \"YYYY-MM-DD HH:MM:SS\" (UTC);\n"
              "the default is SOURCE_DATE_EPOCH, else the current time.",
     .run = signvar_run,
+    .options = signvar_longopts,
 };
 
 static int signvar_build(const char *name, const char *key, const char *cert, bool append, const char *ts,
@@ -211,19 +227,13 @@ static int signvar_build(const char *name, const char *key, const char *cert, bo
 
 static int signvar_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "name", required_argument, NULL, 'n' },      { "key", required_argument, NULL, 'k' },
-        { "cert", required_argument, NULL, 'c' },      { "append", no_argument, NULL, 'a' },
-        { "timestamp", required_argument, NULL, 't' }, { "output", required_argument, NULL, 'o' },
-        { "help", no_argument, NULL, 'h' },            { 0 },
-    };
     const char *name = NULL, *key = NULL, *cert = NULL, *ts = NULL, *output = NULL;
     _cleanup_bytes_ rs_bytes auth = { 0 };
     bool append = false;
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_signvar, argc, argv, "n:k:c:at:o:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_signvar, argc, argv, "n:k:c:at:o:h", signvar_longopts)) != -1) {
         switch (c) {
         case 'n': name = optarg; break;
         case 'k': key = optarg; break;
@@ -247,6 +257,12 @@ static int signvar_run(int argc, char **argv)
 
 static int list_run(int argc, char **argv);
 
+static const struct option list_longopts[] = {
+    { "vars", required_argument, NULL, 'v' }, { "name", required_argument, NULL, 'n' },
+    { "all", no_argument, NULL, 'a' },        { "json", no_argument, NULL, 'j' },
+    { "help", no_argument, NULL, 'h' },       { 0 },
+};
+
 static const rs_command cmd_eficlist = {
     .name = "efi list",
     .usage = "efi list (ESL | AUTH | --vars VARSTORE [--name NAME] [--all]) [--json]\n\n"
@@ -254,6 +270,7 @@ static const rs_command cmd_eficlist = {
              "timestamp and signer first), or the variables of an OVMF variable store with\n"
              "the lists of PK, KEK, db and dbx decoded. --all includes deleted copies.",
     .run = list_run,
+    .options = list_longopts,
 };
 
 typedef struct lister {
@@ -441,18 +458,13 @@ static int list_store(const char *path, const char *name, bool all, json_t *doc,
 
 static int list_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "vars", required_argument, NULL, 'v' }, { "name", required_argument, NULL, 'n' },
-        { "all", no_argument, NULL, 'a' },        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },       { 0 },
-    };
     const char *vars = NULL, *name = NULL;
     bool json = false, all = false;
     json_t *doc = NULL;
     rs_error err;
     int c, rc;
 
-    while ((c = cli_getopt(&cmd_eficlist, argc, argv, "v:n:ajh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_eficlist, argc, argv, "v:n:ajh", list_longopts)) != -1) {
         switch (c) {
         case 'v': vars = optarg; break;
         case 'n': name = optarg; break;
@@ -478,20 +490,22 @@ static int list_run(int argc, char **argv)
 
 static int db_run(int argc, char **argv);
 
+static const struct option db_longopts[] = {
+    { "vars", required_argument, NULL, 'v' },   { "name", required_argument, NULL, 'n' },
+    { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 static const rs_command cmd_db = {
     .name = "efi db",
     .usage = "efi db --vars VARSTORE [--name db|dbx|KEK|PK] --output ESL\n\n"
              "Writes the signature list a variable store holds for db (or another variable).",
     .run = db_run,
+    .options = db_longopts,
 };
 
 static int db_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "vars", required_argument, NULL, 'v' },   { "name", required_argument, NULL, 'n' },
-        { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     _cleanup_varstore_ varstore vs = { 0 };
     const char *vars = NULL, *name = "db", *output = NULL;
     const efi_guid *guid;
@@ -500,7 +514,7 @@ static int db_run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_db, argc, argv, "v:n:o:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_db, argc, argv, "v:n:o:h", db_longopts)) != -1) {
         switch (c) {
         case 'v': vars = optarg; break;
         case 'n': name = optarg; break;
@@ -528,6 +542,14 @@ static int db_run(int argc, char **argv)
 
 static int enroll_run(int argc, char **argv);
 
+static const struct option enroll_longopts[] = {
+    { "vars", required_argument, NULL, 'v' },      { "pk", required_argument, NULL, 'P' },
+    { "kek", required_argument, NULL, 'K' },       { "db", required_argument, NULL, 'D' },
+    { "dbx", required_argument, NULL, 'X' },       { "owner", required_argument, NULL, 'g' },
+    { "timestamp", required_argument, NULL, 't' }, { "output", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },            { 0 },
+};
+
 static const rs_command cmd_enroll = {
     .name = "efi enroll",
     .usage = "efi enroll --vars TEMPLATE --pk CERT --kek CERT... --db CERT... [--dbx ESL]\n"
@@ -536,6 +558,7 @@ static const rs_command cmd_enroll = {
              "PK, KEK, db and optionally dbx set, as firmware stores them after signed\n"
              "updates: the firmware starts in User Mode with Secure Boot enforcing.",
     .run = enroll_run,
+    .options = enroll_longopts,
 };
 
 typedef struct enroll_args {
@@ -588,13 +611,6 @@ static int enroll(const enroll_args *a, rs_error *err)
 
 static int enroll_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "vars", required_argument, NULL, 'v' },      { "pk", required_argument, NULL, 'P' },
-        { "kek", required_argument, NULL, 'K' },       { "db", required_argument, NULL, 'D' },
-        { "dbx", required_argument, NULL, 'X' },       { "owner", required_argument, NULL, 'g' },
-        { "timestamp", required_argument, NULL, 't' }, { "output", required_argument, NULL, 'o' },
-        { "help", no_argument, NULL, 'h' },            { 0 },
-    };
     _cleanup_free_ const char **kek = calloc((size_t)argc + 1, sizeof(char *));
     _cleanup_free_ const char **db = calloc((size_t)argc + 1, sizeof(char *));
     enroll_args a = { 0 };
@@ -605,7 +621,7 @@ static int enroll_run(int argc, char **argv)
         return EXIT_FAIL;
     a.kek = kek;
     a.db = db;
-    while ((c = cli_getopt(&cmd_enroll, argc, argv, "v:P:K:D:X:g:t:o:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_enroll, argc, argv, "v:P:K:D:X:g:t:o:h", enroll_longopts)) != -1) {
         switch (c) {
         case 'v': a.vars = optarg; break;
         case 'P': a.pk = optarg; break;
@@ -628,6 +644,12 @@ static int enroll_run(int argc, char **argv)
 
 static int apply_run(int argc, char **argv);
 
+static const struct option apply_longopts[] = {
+    { "vars", required_argument, NULL, 'v' },   { "name", required_argument, NULL, 'n' },
+    { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 static const rs_command cmd_apply = {
     .name = "efi apply",
     .usage = "efi apply --vars VARSTORE --name PK|KEK|db|dbx AUTH --output VARSTORE\n\n"
@@ -636,6 +658,7 @@ static const rs_command cmd_apply = {
              "variable, a replacement must be newer than the stored one, and an append adds\n"
              "only entries the variable does not have yet.",
     .run = apply_run,
+    .options = apply_longopts,
 };
 
 static int apply(const char *vars, const char *name, const char *auth_path, const char *output, rs_error *err)
@@ -658,16 +681,11 @@ static int apply(const char *vars, const char *name, const char *auth_path, cons
 
 static int apply_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "vars", required_argument, NULL, 'v' },   { "name", required_argument, NULL, 'n' },
-        { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     const char *vars = NULL, *name = NULL, *output = NULL;
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_apply, argc, argv, "v:n:o:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_apply, argc, argv, "v:n:o:h", apply_longopts)) != -1) {
         switch (c) {
         case 'v': vars = optarg; break;
         case 'n': name = optarg; break;
@@ -683,10 +701,6 @@ static int apply_run(int argc, char **argv)
 
 /* ---- dispatch ---- */
 
-static const rs_command *const subcommands[] = {
-    &cmd_siglist, &cmd_signvar, &cmd_eficlist, &cmd_db, &cmd_enroll, &cmd_apply,
-};
-
 static int run(int argc, char **argv)
 {
     if (argc < 2)
@@ -695,7 +709,7 @@ static int run(int argc, char **argv)
         cli_help(&cmd_efi);
         return EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+    for (size_t i = 0; subcommands[i]; i++)
         if (!strcmp(argv[1], subcommands[i]->name + 4))
             return subcommands[i]->run(argc - 1, argv + 1);
     return cli_usage(&cmd_efi, "unknown subcommand '%s'", argv[1]);

@@ -5,6 +5,12 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "json", no_argument, NULL, 'j' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 const rs_command cmd_list = {
     .name = "list",
     .summary = "list a file's signatures",
@@ -12,6 +18,7 @@ const rs_command cmd_list = {
              "Shows each signature: signer subject, issuer and serial (or key id), digest\n"
              "algorithm, signing time and the digest it binds to.",
     .run = run,
+    .options = longopts,
 };
 
 
@@ -65,11 +72,6 @@ static void print_text(const rs_listing *l)
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     _cleanup_(rs_listing_free) rs_listing l = { 0 };
     bool json = false;
     rs_error err;

@@ -2,7 +2,12 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "crypto/ossl.h"
+#include "ops/offline.h"
 #include "ops/ops.h"
+
+#define MAX_REQUEST (1024 * 1024)
+#define MAX_SIGNATURE_VALUE (64 * 1024)
 
 static int run(int argc, char **argv);
 
@@ -10,60 +15,169 @@ const rs_command cmd_sign = {
     .name = "sign",
     .summary = "sign an EFI image or a kernel module",
     .usage = "sign --key KEY --cert CERT [--hash sha256|sha384|sha512] [--detached]\n"
-             "                      [--keyid] [--no-signing-time] [--addcert CERTS] [--output OUT] FILE\n\n"
+             "                      [--keyid] [--no-signing-time] [--addcert CERTS] [--output OUT] FILE\n"
+             "       reprosign sign --prepare-offline --cert CERT [options] --output REQ FILE\n"
+             "       reprosign sign --finish REQ --signature SIGVALUE [--cert CERT] [--detached]\n"
+             "                      [--output OUT] [FILE]\n\n"
              "Signs FILE. Without --output the signed file is FILE.signed (as sbsign).\n"
              "--detached writes only the signature (DER) to OUT (default FILE.sig).\n"
              "signingTime comes from SOURCE_DATE_EPOCH when set, so equal inputs give\n"
              "equal bytes; --no-signing-time leaves it out. --addcert embeds\n"
              "intermediate certificates. --keyid names the signer by its certificate's\n"
-             "subjectKeyIdentifier instead of issuer and serial (as sign-file -k).",
+             "subjectKeyIdentifier instead of issuer and serial (as sign-file -k).\n\n"
+             "Offline signing, for a key whose machine never sees the files:\n"
+             "--prepare-offline writes REQ, the one digest the key must sign plus what is\n"
+             "needed to finish; 'reprosign sign-blob REQ --key KEY --output SIGVALUE' signs\n"
+             "it on the offline machine; --finish builds the signature around SIGVALUE,\n"
+             "checked against the certificate: the detached signature to --output, or,\n"
+             "given FILE, the signed file. The result equals one-step signing with the\n"
+             "same key and SOURCE_DATE_EPOCH byte for byte.",
     .run = run,
 };
 
-static int run(int argc, char **argv)
+typedef struct sign_args {
+    const char *key, *cert, *hash, *output, *addcert, *file;
+    const char *finish, *signature;
+    bool detached, signing_time, key_id, prepare;
+} sign_args;
+
+static int one_step(const sign_args *a, const rs_sign_options *opts)
 {
-    static const struct option longopts[] = {
-        { "key", required_argument, NULL, 'k' },     { "cert", required_argument, NULL, 'c' },
-        { "hash", required_argument, NULL, 'H' },    { "detached", no_argument, NULL, 'd' },
-        { "output", required_argument, NULL, 'o' },  { "no-signing-time", no_argument, NULL, 'T' },
-        { "addcert", required_argument, NULL, 'a' }, { "keyid", no_argument, NULL, 'K' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
-    const char *key = NULL, *cert = NULL, *hash = "sha256", *output = NULL, *addcert = NULL;
     _cleanup_free_ char *default_output = NULL;
     _cleanup_(rs_signerp) rs_signer *signer = NULL;
-    bool detached = false, signing_time = true, key_id = false;
-    rs_sign_options opts;
     rs_error err;
+
+    if (!a->key || !a->cert)
+        return cli_usage(&cmd_sign, "--key and --cert are required");
+    if (!a->output && asprintf(&default_output, "%s%s", a->file, a->detached ? ".sig" : ".signed") < 0)
+        return EXIT_FAIL;
+    if (rs_signer_open(a->key, a->cert, &signer, &err) < 0 ||
+        (a->addcert && rs_signer_add_chain(signer, a->addcert, &err) < 0))
+        return cli_fail(&err);
+    if (rs_op_sign(a->file, signer, opts, a->detached, a->output ? a->output : default_output, &err) < 0)
+        return cli_fail(&err);
+    return EXIT_OK;
+}
+
+static int prepare(const sign_args *a, const rs_sign_options *opts)
+{
+    _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
+    _cleanup_(rs_x509p) X509 *cert = NULL;
+    _cleanup_(rs_x509_stackp) STACK_OF(X509) *chain = NULL;
+    _cleanup_free_ char *json = NULL;
+    rs_error err;
+
+    if (a->key)
+        return cli_usage(&cmd_sign, "--prepare-offline takes no --key: the key signs later, offline");
+    if (!a->cert || !a->output)
+        return cli_usage(&cmd_sign, "--prepare-offline needs --cert and --output");
+    if (rs_cert_open(a->cert, &cert, &err) < 0 || (a->addcert && rs_load_certs(a->addcert, &chain, &err) < 0))
+        return cli_fail(&err);
+    if (rs_offline_prepare(a->file, cert, chain, opts, &req, &err) < 0 ||
+        rs_offline_request_write(&req, &json, &err) < 0 ||
+        rs_write_file(a->output, json, strlen(json), 0644, &err) < 0)
+        return cli_fail(&err);
+    return EXIT_OK;
+}
+
+static int read_request(const char *path, rs_offline_request *req, rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes text = { 0 };
+
+    if (rs_read_file(path, MAX_REQUEST, &text, err) < 0 ||
+        rs_offline_request_read((const char *)text.data, text.len, req, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    return 0;
+}
+
+static int finish(const sign_args *a)
+{
+    _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
+    _cleanup_(rs_x509p) X509 *cert = NULL;
+    _cleanup_bytes_ rs_bytes value = { 0 }, der = { 0 };
+    _cleanup_free_ char *default_output = NULL;
+    rs_error err;
+
+    if (a->key || !a->signature)
+        return cli_usage(&cmd_sign, "--finish needs --signature and takes no --key");
+    if (!a->file && !a->output)
+        return cli_usage(&cmd_sign, "--finish without FILE needs --output for the detached signature");
+    if (read_request(a->finish, &req, &err) < 0 || (a->cert && rs_cert_open(a->cert, &cert, &err) < 0) ||
+        rs_read_file(a->signature, MAX_SIGNATURE_VALUE, &value, &err) < 0)
+        return cli_fail(&err);
+    if (cert && X509_cmp(cert, req.cert) != 0) {
+        rs_fail(&err, "not the certificate the request was prepared with");
+        return cli_fail_file(&err, a->cert);
+    }
+    if (rs_offline_finish(&req, &value, &der, &err) < 0)
+        return cli_fail_file(&err, a->signature);
+    if (!a->file) {
+        if (rs_write_file(a->output, der.data, der.len, 0644, &err) < 0)
+            return cli_fail_file(&err, a->output);
+        return EXIT_OK;
+    }
+    if (!a->output && asprintf(&default_output, "%s%s", a->file, a->detached ? ".sig" : ".signed") < 0)
+        return EXIT_FAIL;
+    if (rs_op_emit(a->file, &der, req.cert, a->detached, a->output ? a->output : default_output, &err) < 0)
+        return cli_fail(&err);
+    return EXIT_OK;
+}
+
+static int parse(int argc, char **argv, sign_args *a)
+{
+    static const struct option longopts[] = {
+        { "key", required_argument, NULL, 'k' },       { "cert", required_argument, NULL, 'c' },
+        { "hash", required_argument, NULL, 'H' },      { "detached", no_argument, NULL, 'd' },
+        { "output", required_argument, NULL, 'o' },    { "no-signing-time", no_argument, NULL, 'T' },
+        { "addcert", required_argument, NULL, 'a' },   { "keyid", no_argument, NULL, 'K' },
+        { "prepare-offline", no_argument, NULL, 'P' }, { "finish", required_argument, NULL, 'F' },
+        { "signature", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
+        { 0 },
+    };
     int c;
 
-    while ((c = cli_getopt(&cmd_sign, argc, argv, "k:c:H:do:Ta:Kh", longopts)) != -1) {
+    *a = (sign_args){ .hash = "sha256", .signing_time = true };
+    while ((c = cli_getopt(&cmd_sign, argc, argv, "k:c:H:do:Ta:KPF:S:h", longopts)) != -1) {
         switch (c) {
-        case 'k': key = optarg; break;
-        case 'c': cert = optarg; break;
-        case 'H': hash = optarg; break;
-        case 'd': detached = true; break;
-        case 'o': output = optarg; break;
-        case 'T': signing_time = false; break;
-        case 'a': addcert = optarg; break;
-        case 'K': key_id = true; break;
+        case 'k': a->key = optarg; break;
+        case 'c': a->cert = optarg; break;
+        case 'H': a->hash = optarg; break;
+        case 'd': a->detached = true; break;
+        case 'o': a->output = optarg; break;
+        case 'T': a->signing_time = false; break;
+        case 'a': a->addcert = optarg; break;
+        case 'K': a->key_id = true; break;
+        case 'P': a->prepare = true; break;
+        case 'F': a->finish = optarg; break;
+        case 'S': a->signature = optarg; break;
         case -2: return EXIT_OK;
         default: return EXIT_USAGE;
         }
     }
-    if (optind + 1 != argc)
-        return cli_usage(&cmd_sign, "expected exactly one FILE");
-    if (!key || !cert)
-        return cli_usage(&cmd_sign, "--key and --cert are required");
-    if (!output && asprintf(&default_output, "%s%s", argv[optind], detached ? ".sig" : ".signed") < 0)
-        return EXIT_FAIL;
-    if (rs_sign_options_init(&opts, hash, signing_time, &err) < 0)
+    if (optind < argc)
+        a->file = argv[optind++];
+    if (optind != argc)
+        return cli_usage(&cmd_sign, "expected one FILE");
+    if (!a->file && !a->finish)
+        return cli_usage(&cmd_sign, "expected one FILE");
+    if (a->prepare && a->finish)
+        return cli_usage(&cmd_sign, "--prepare-offline and --finish are separate steps");
+    return -1;
+}
+
+static int run(int argc, char **argv)
+{
+    rs_sign_options opts;
+    sign_args a;
+    rs_error err;
+    int rc = parse(argc, argv, &a);
+
+    if (rc >= 0)
+        return rc;
+    if (a.finish)
+        return finish(&a);
+    if (rs_sign_options_init(&opts, a.hash, a.signing_time, &err) < 0)
         return cli_usage(&cmd_sign, "%s", err.msg);
-    opts.use_key_id = key_id;
-    if (rs_signer_open(key, cert, &signer, &err) < 0 || (addcert && rs_signer_add_chain(signer, addcert, &err) < 0))
-        return cli_fail(&err);
-    if (rs_op_sign(argv[optind], signer, &opts, detached, output ? output : default_output, &err) < 0)
-        return cli_fail(&err);
-    return EXIT_OK;
+    opts.use_key_id = a.key_id;
+    return a.prepare ? prepare(&a, &opts) : one_step(&a, &opts);
 }

@@ -9,6 +9,20 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "packages", required_argument, NULL, 'p' },
+    { "key", required_argument, NULL, 'k' },
+    { "cert", required_argument, NULL, 'c' },
+    { "output", required_argument, NULL, 'o' },
+    { "trusted-cert-allowlist", required_argument, NULL, 'a' },
+    { "jobs", required_argument, NULL, 'j' },
+    { "hash", required_argument, NULL, 'H' },
+    { "no-signing-time", no_argument, NULL, 'T' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 const rs_command cmd_sign_template = {
     .name = "sign-template",
     .summary = "sign what a Debian signing template lists; make the -signed source package",
@@ -24,6 +38,7 @@ const rs_command cmd_sign_template = {
              "The allowlist lists the SHA-256 fingerprints (one per line) that templates'\n"
              "trusted_certs may name; by default none may.",
     .run = run,
+    .options = longopts,
 };
 
 static bool parse_jobs(const char *s, unsigned *out)
@@ -38,19 +53,6 @@ static bool parse_jobs(const char *s, unsigned *out)
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "packages", required_argument, NULL, 'p' },
-        { "key", required_argument, NULL, 'k' },
-        { "cert", required_argument, NULL, 'c' },
-        { "output", required_argument, NULL, 'o' },
-        { "trusted-cert-allowlist", required_argument, NULL, 'a' },
-        { "jobs", required_argument, NULL, 'j' },
-        { "hash", required_argument, NULL, 'H' },
-        { "no-signing-time", no_argument, NULL, 'T' },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     rs_sign_template_options o = { .progress = true };
     const char *key = NULL, *cert = NULL, *hash = "sha256";
     _cleanup_(rs_signerp) rs_signer *signer = NULL;

@@ -3,6 +3,13 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "index", required_argument, NULL, 'i' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 const rs_command cmd_strip = {
     .name = "strip",
     .summary = "remove signatures",
@@ -13,16 +20,11 @@ const rs_command cmd_strip = {
              "image that was 8-byte aligned with a valid checksum before signing comes\n"
              "back byte for byte.",
     .run = run,
+    .options = longopts,
 };
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "index", required_argument, NULL, 'i' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     const char *output = NULL;
     long index = -1;
     rs_error err;

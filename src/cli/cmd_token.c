@@ -6,6 +6,14 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "module", required_argument, NULL, 'm' },
+    { "login", no_argument, NULL, 'l' },
+    { "json", no_argument, NULL, 'j' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 const rs_command cmd_token = {
     .name = "token",
     .summary = "list PKCS#11 tokens and the keys and certificates on them",
@@ -16,6 +24,7 @@ const rs_command cmd_token = {
              "usually visible only after --login; the PIN is read from\n"
              "REPROSIGN_PKCS11_PIN or asked for on the terminal.",
     .run = run,
+    .options = longopts,
 };
 
 static void print_object(json_t *o)
@@ -59,13 +68,6 @@ static void print_token(json_t *t, bool login)
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "module", required_argument, NULL, 'm' },
-        { "login", no_argument, NULL, 'l' },
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     const char *module = NULL;
     bool login = false, json = false;
     json_t *tokens = NULL;

@@ -7,6 +7,16 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "cert", required_argument, NULL, 'c' },
+    { "db", required_argument, NULL, 'd' },
+    { "dbx", required_argument, NULL, 'x' },
+    { "vars", required_argument, NULL, 'v' },
+    { "json", no_argument, NULL, 'j' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
 const rs_command cmd_verify = {
     .name = "verify",
     .summary = "verify a file's signatures against trusted certificates",
@@ -19,6 +29,7 @@ const rs_command cmd_verify = {
              "certificate in dbx rejects the image; a signature chaining to a db\n"
              "certificate, or the image hash in db, admits it (also when unsigned).",
     .run = run,
+    .options = longopts,
 };
 
 static json_t *report_json(const rs_verify_report *r, size_t i)
@@ -112,15 +123,6 @@ static int verify_uefi(const char *path, const rs_trust *trust, bool json)
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "cert", required_argument, NULL, 'c' },
-        { "db", required_argument, NULL, 'd' },
-        { "dbx", required_argument, NULL, 'x' },
-        { "vars", required_argument, NULL, 'v' },
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     _cleanup_trust_ rs_trust trust = { 0 };
     _cleanup_(rs_verification_free) rs_verification v = { 0 };
     bool json = false, have_cert = false, have_db = false, have_dbx = false;

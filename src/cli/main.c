@@ -10,7 +10,7 @@
 #endif
 
 static const rs_command *const commands[] = {
-    &cmd_sign, &cmd_attach, &cmd_detach, &cmd_strip, &cmd_verify, &cmd_list, &cmd_digest,
+    &cmd_sign, &cmd_sign_blob, &cmd_attach, &cmd_detach, &cmd_strip, &cmd_verify, &cmd_list, &cmd_digest,
     &cmd_sign_template, &cmd_attach_tree, &cmd_token,
     &cmd_efi, &cmd_chain, &cmd_sbat,
 };
@@ -42,6 +42,8 @@ int main(int argc, char **argv)
         printf("reprosign %s\n", RS_VERSION);
         return EXIT_OK;
     }
+    if (!strcmp(argv[1], "__doc"))
+        return cli_doc(commands, NCOMMANDS, argc - 1, argv + 1);
     rs_output_track_signals();
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(argv[1], commands[i]->name))

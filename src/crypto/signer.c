@@ -61,22 +61,46 @@ static int prefix_spec(rs_error *err, const char *spec)
     return rs_error_prefix(err, "%s", shown ? shown : spec);
 }
 
+static int open_key(const char *key_spec, rs_signer **s, rs_error *err)
+{
+    return is_pkcs11(key_spec) ? rs_signer_pkcs11_open(key_spec, s, err) : rs_signer_pem_open(key_spec, s, err);
+}
+
+/* Takes cert; checks that the key is its private half. */
+static int bind_cert(rs_signer *s, X509 *cert, const char *key_spec, const char *cert_spec, rs_error *err)
+{
+    if (rs_signer_init_base(s, cert, err) < 0)
+        return prefix_spec(err, cert_spec);
+    if (check_pair(s, err) < 0)
+        return prefix_spec(err, key_spec);
+    return 0;
+}
+
 int rs_signer_open(const char *key_spec, const char *cert_spec, rs_signer **out, rs_error *err)
 {
     _cleanup_(rs_signerp) rs_signer *s = NULL;
     X509 *cert = NULL;
     int r;
 
-    r = is_pkcs11(key_spec) ? rs_signer_pkcs11_open(key_spec, &s, err) : rs_signer_pem_open(key_spec, &s, err);
-    if (r < 0)
+    if (open_key(key_spec, &s, err) < 0)
         return -1;
     r = is_pkcs11(cert_spec) ? rs_signer_pkcs11_cert(cert_spec, s, &cert, err) : rs_load_cert(cert_spec, &cert, err);
-    if (r < 0)
+    if (r < 0 || bind_cert(s, cert, key_spec, cert_spec, err) < 0)
         return -1;
-    if (rs_signer_init_base(s, cert, err) < 0)
-        return prefix_spec(err, cert_spec);
-    if (check_pair(s, err) < 0)
-        return prefix_spec(err, key_spec);
+    *out = TAKE_PTR(s);
+    return 0;
+}
+
+int rs_signer_open_with_cert(const char *key_spec, X509 *cert, rs_signer **out, rs_error *err)
+{
+    _cleanup_(rs_signerp) rs_signer *s = NULL;
+
+    if (open_key(key_spec, &s, err) < 0)
+        return -1;
+    if (!X509_up_ref(cert))
+        return rs_fail(err, "out of memory");
+    if (bind_cert(s, cert, key_spec, "the certificate", err) < 0)
+        return -1;
     *out = TAKE_PTR(s);
     return 0;
 }

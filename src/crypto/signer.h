@@ -39,6 +39,8 @@ struct rs_signer {
  * certificate named by cert_spec (file path or pkcs11: URI), and checks
  * that they belong together. */
 int rs_signer_open(const char *key_spec, const char *cert_spec, rs_signer **out, rs_error *err);
+/* The same with a certificate already in hand (not taken over). */
+int rs_signer_open_with_cert(const char *key_spec, X509 *cert, rs_signer **out, rs_error *err);
 /* Adds intermediate certificates from a file to embed in signatures. */
 int rs_signer_add_chain(rs_signer *s, const char *path, rs_error *err);
 int rs_signer_sign_digest(rs_signer *s, const EVP_MD *md, const uint8_t *digest, size_t len, rs_bytes *sig,

@@ -80,6 +80,17 @@ static EVP_PKEY *decode_key(const rs_bytes *buf)
     return d2i_AutoPrivateKey(NULL, &p, (long)buf->len);
 }
 
+/* A key that others on the machine can read may already have been copied.
+ * Signing with it is still the operator's decision, so this only warns. */
+static void warn_if_exposed(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & (S_IRWXG | S_IRWXO)))
+        fprintf(stderr, "reprosign: warning: %s: private key is accessible to group or others (mode %04o)\n",
+                path, (unsigned)(st.st_mode & 07777));
+}
+
 int rs_signer_pem_open(const char *path, rs_signer **out, rs_error *err)
 {
     _cleanup_bytes_ rs_bytes buf = { 0 };
@@ -87,6 +98,7 @@ int rs_signer_pem_open(const char *path, rs_signer **out, rs_error *err)
 
     if (rs_read_file(path, MAX_KEY_FILE, &buf, err) < 0)
         return rs_error_prefix(err, "%s", path);
+    warn_if_exposed(path);
     p = calloc(1, sizeof(*p));
     if (!p) {
         OPENSSL_cleanse(buf.data, buf.len);

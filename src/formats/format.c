@@ -67,3 +67,12 @@ void rs_image_close(rs_image *img)
     img->priv = NULL;
     rs_input_close(&img->in);
 }
+
+int rs_image_sign(rs_image *img, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der, rs_error *err)
+{
+    rs_digest d;
+
+    if (img->format->digest(img, opts->md, &d, err) < 0)
+        return -1;
+    return img->format->sign_digest(&d, signer, opts, der, err);
+}

@@ -81,9 +81,6 @@ struct rs_format {
     int (*extract)(rs_image *img, size_t index, rs_bytes *der, rs_error *err);
     int (*describe)(const rs_bytes *der, rs_sig_info *info, rs_error *err);
 
-    /* Builds a complete detached signature for the image. */
-    int (*sign)(rs_image *img, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der, rs_error *err);
-
     /* Builds the detached signature from the image's digest alone (as
      * returned by digest() with opts->md), so a batch can check every file
      * before signing any, and a signer never needs the file. */
@@ -117,6 +114,8 @@ int rs_image_open(rs_image *img, const char *path, rs_error *err);
 /* The same for an open file descriptor (taken over); name is for messages. */
 int rs_image_open_fd(rs_image *img, int fd, const char *name, rs_error *err);
 void rs_image_close(rs_image *img);
+/* A detached signature for the image: its digest, then sign_digest. */
+int rs_image_sign(rs_image *img, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der, rs_error *err);
 #define _cleanup_image_ __attribute__((cleanup(rs_image_close)))
 
 extern const rs_format rs_format_pe;

@@ -63,6 +63,18 @@ static int check_capacity(const rs_image *img, rs_error *err)
     return 0;
 }
 
+/* Hands a finished signature on: written alone, or attached to the image. */
+static int emit(rs_image *img, const rs_bytes *sig, bool detached, const char *output, rs_error *err)
+{
+    rs_edit edit = { .remove_index = -1, .append = sig, .n_append = 1 };
+
+    if (!detached)
+        return write_image(img, &edit, output, err);
+    if (rs_write_file(output, sig->data, sig->len, 0644, err) < 0)
+        return rs_error_prefix(err, "%s", output);
+    return 0;
+}
+
 int rs_op_sign(const char *path, rs_signer *signer, const rs_sign_options *opts, bool detached, const char *output,
                rs_error *err)
 {
@@ -73,30 +85,31 @@ int rs_op_sign(const char *path, rs_signer *signer, const rs_sign_options *opts,
         return -1;
     if (!detached && check_capacity(&img, err) < 0)
         return -1;
-    if (img.format->sign(&img, signer, opts, &sig, err) < 0)
+    if (rs_image_sign(&img, signer, opts, &sig, err) < 0)
         return rs_error_prefix(err, "%s", path);
-    if (detached) {
-        if (rs_write_file(output, sig.data, sig.len, 0644, err) < 0)
-            return rs_error_prefix(err, "%s", output);
-        return 0;
-    }
-    rs_edit edit = { .remove_index = -1, .append = &sig, .n_append = 1 };
-    return write_image(&img, &edit, output, err);
+    return emit(&img, &sig, detached, output, err);
+}
+
+int rs_op_emit(const char *path, const rs_bytes *sig, X509 *cert, bool detached, const char *output, rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+
+    if (rs_image_open(&img, path, err) < 0)
+        return -1;
+    if (!detached && check_capacity(&img, err) < 0)
+        return -1;
+    if (img.format->check_binding(&img, sig, cert, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    return emit(&img, sig, detached, output, err);
 }
 
 int rs_op_attach(const char *sig_path, const char *path, X509 *cert, const char *output, rs_error *err)
 {
-    _cleanup_image_ rs_image img = { .in.fd = -1 };
     _cleanup_bytes_ rs_bytes sig = { 0 };
 
     if (rs_read_file(sig_path, MAX_DETACHED_SIG, &sig, err) < 0)
         return rs_error_prefix(err, "%s", sig_path);
-    if (rs_image_open(&img, path, err) < 0 || check_capacity(&img, err) < 0)
-        return -1;
-    if (img.format->check_binding(&img, &sig, cert, err) < 0)
-        return rs_error_prefix(err, "%s", path);
-    rs_edit edit = { .remove_index = -1, .append = &sig, .n_append = 1 };
-    return write_image(&img, &edit, output, err);
+    return rs_op_emit(path, &sig, cert, false, output, err);
 }
 
 int rs_op_detach(const char *path, size_t index, const char *output, rs_error *err)

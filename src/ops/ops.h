@@ -24,6 +24,11 @@ int rs_op_sign(const char *path, rs_signer *signer, const rs_sign_options *opts,
  * none (may be NULL). output NULL means in place. */
 int rs_op_attach(const char *sig_path, const char *path, X509 *cert, const char *output, rs_error *err);
 
+/* A signature made elsewhere (offline, or by the signing service), checked
+ * against the image like attach does, then written alone (detached) or
+ * attached. output NULL means in place. */
+int rs_op_emit(const char *path, const rs_bytes *sig, X509 *cert, bool detached, const char *output, rs_error *err);
+
 int rs_op_detach(const char *path, size_t index, const char *output, rs_error *err);
 
 /* Removes all signatures (index < 0) or one. output NULL means in place. */

@@ -120,15 +120,6 @@ static int module_sign_digest(const rs_digest *d, rs_signer *signer, const rs_si
     return module_cms_sign(d, signer, opts->use_key_id, der, err);
 }
 
-static int module_sign(rs_image *img, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der, rs_error *err)
-{
-    rs_digest d;
-
-    if (module_digest(img, opts->md, &d, err) < 0)
-        return -1;
-    return module_sign_digest(&d, signer, opts, der, err);
-}
-
 /* Without the certificate only the form can be checked, as sign-file -s
  * checks nothing at all; with it, the signature itself. */
 static int module_check_binding(rs_image *img, const rs_bytes *der, X509 *cert, rs_error *err)
@@ -188,7 +179,6 @@ const rs_format rs_format_module = {
     .count = module_count,
     .extract = module_extract,
     .describe = module_cms_describe,
-    .sign = module_sign,
     .sign_digest = module_sign_digest,
     .check_binding = module_check_binding,
     .verify = module_verify,

@@ -102,15 +102,6 @@ static int pe_extract(rs_image *img, size_t index, rs_bytes *der, rs_error *err)
     return 0;
 }
 
-static int pe_sign(rs_image *img, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der, rs_error *err)
-{
-    rs_digest d;
-
-    if (pe_digest(img, opts->md, &d, err) < 0)
-        return -1;
-    return authenticode_sign(&d, signer, opts, der, err);
-}
-
 static int pe_sign_digest(const rs_digest *d, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der,
                           rs_error *err)
 {
@@ -322,7 +313,6 @@ const rs_format rs_format_pe = {
     .count = pe_count,
     .extract = pe_extract,
     .describe = authenticode_describe,
-    .sign = pe_sign,
     .sign_digest = pe_sign_digest,
     .check_binding = pe_check_binding,
     .verify = pe_verify,

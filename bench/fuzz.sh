@@ -1,0 +1,92 @@
+#!/bin/bash
+# Builds the libFuzzer targets (clang, ASan+UBSan), generates seed corpora
+# from the Debian fixtures and runs every tests/fuzz/fuzz_*.c target for
+# SECONDS each, then prints one line of libFuzzer's final stats per target.
+# With a small SECONDS (e.g. 20) it is the CI smoke run.
+#
+# usage: bench/fuzz.sh [SECONDS]          (default 60)
+# env:   FUZZ_TARGETS="fuzz_pe ..."  run only these
+#        FUZZ_MAX_LEN (default 16384), FUZZ_BUILD (default build-fuzz)
+#        FIXTURES (default build/fixtures)
+# Exit status: 0 if every target built and ran clean, 1 otherwise.
+# The corpus grows across runs in $FUZZ_BUILD/corpus/TARGET; crashes are
+# saved in $FUZZ_BUILD/artifacts/TARGET/ (reproduce: TARGET FILE).
+set -uo pipefail
+
+seconds=${1:-60}
+[[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: bench/fuzz.sh [SECONDS]" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/${FUZZ_BUILD:-build-fuzz}
+max_len=${FUZZ_MAX_LEN:-16384}
+cd "$root"
+
+CC=clang cmake -S . -B "$build" -DREPROSIGN_FUZZ=ON >/dev/null || exit 1
+
+# Targets are whatever fuzz_*.c exist now, so new ones join automatically.
+if [[ -n ${FUZZ_TARGETS:-} ]]; then
+    read -ra targets <<<"$FUZZ_TARGETS"
+else
+    targets=()
+    for src in tests/fuzz/fuzz_*.c; do
+        [[ -e $src ]] && targets+=("$(basename "$src" .c)")
+    done
+fi
+(( ${#targets[@]} )) || { echo "fuzz: no tests/fuzz/fuzz_*.c targets" >&2; exit 1; }
+
+# Built one by one: a target that does not compile is reported, and the
+# others still run.
+failed=0
+declare -A status
+built=()
+for t in "${targets[@]}"; do
+    if nice cmake --build "$build" -j"$(nproc)" --target "$t" >"$build/$t.build.log" 2>&1; then
+        built+=("$t")
+    else
+        status[$t]="build failed (see $build/$t.build.log)"
+        failed=1
+    fi
+done
+# The CLI (sanitized, from the same build) makes the signed seeds.
+nice cmake --build "$build" -j"$(nproc)" --target reprosign >/dev/null 2>&1
+
+seeds=$build/seeds
+rm -rf "$seeds"
+if ! REPROSIGN=$build/reprosign tests/fuzz/make-seeds.sh "$seeds"; then
+    echo "fuzz: no seeds; starting from empty corpora" >&2
+fi
+
+for t in "${built[@]}"; do
+    corpus=$build/corpus/$t
+    artifacts=$build/artifacts/$t
+    log=$build/$t.log
+    mkdir -p "$corpus" "$artifacts" "$seeds/$t"
+    echo "fuzz: $t for ${seconds}s" >&2
+    # nice: the machine is shared. -timeout turns a hang into a finding.
+    nice -n 10 "$build/tests/fuzz/$t" -max_total_time="$seconds" -max_len="$max_len" -timeout=30 \
+        -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$seeds/$t" >"$log" 2>&1
+    rc=$?
+    if (( rc == 0 )); then
+        status[$t]=ok
+    else
+        status[$t]="FAILED (exit $rc): $(grep -m1 -E '^(==[0-9]+==ERROR|SUMMARY|BUG)' "$log")"
+        failed=1
+    fi
+done
+
+stat() { grep -m1 "^stat::$2:" "$1" 2>/dev/null | awk '{print $2}'; }
+printf '\n%-22s %6s %11s %8s %6s %7s %6s  %s\n' target secs executions exec/s cov ft corpus result
+for t in "${targets[@]}"; do
+    log=$build/$t.log
+    if [[ ${status[$t]} == build* ]]; then
+        printf '%-22s %6s %11s %8s %6s %7s %6s  %s\n' "$t" - - - - - - "${status[$t]}"
+        continue
+    fi
+    # The last status line carries the coverage (edges) and features.
+    last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
+    cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
+    ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
+    corp=$(sed -n 's/.* corp: \([0-9]*\)\/.*/\1/p' <<<"$last")
+    printf '%-22s %6s %11s %8s %6s %7s %6s  %s\n' "$t" "$seconds" "$(stat "$log" number_of_executed_units)" \
+        "$(stat "$log" average_exec_per_sec)" "${cov:--}" "${ft:--}" "${corp:--}" "${status[$t]}"
+done
+exit $failed

@@ -1,0 +1,359 @@
+#include "ops/offline.h"
+
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto/ossl.h"
+
+#define REQUEST_TYPE "reprosign-offline-request"
+#define MAX_CERT_DER (64 * 1024)
+
+/* A signer without a key. Asked to sign, it records the digest; given an
+ * answer, it hands that back instead, but only for the digest expected.
+ * Running a format's own sign_digest with it yields, without any
+ * format-specific code, the digest to sign and later the final container. */
+typedef struct deferred {
+    rs_signer base;
+    const rs_bytes *answer;
+    const rs_digest *expect;
+    rs_digest asked;
+} deferred;
+
+static int deferred_sign(rs_signer *s, const EVP_MD *md, const uint8_t *digest, size_t len, rs_bytes *sig,
+                         rs_error *err)
+{
+    deferred *d = (deferred *)s;
+    int size = EVP_PKEY_get_size(s->public_key);
+
+    d->asked.md = md;
+    d->asked.len = (unsigned)len;
+    memcpy(d->asked.bytes, digest, len);
+    if (!d->answer) {
+        uint8_t *placeholder = calloc(1, size > 0 ? (size_t)size : 1);
+
+        if (!placeholder)
+            return rs_fail(err, "out of memory");
+        rs_bytes_adopt(sig, placeholder, size > 0 ? (size_t)size : 1);
+        return 0;
+    }
+    if (!d->expect || !rs_digest_equal(&d->asked, d->expect))
+        return rs_fail(err, "the signature container differs from the one the request was prepared for");
+    return rs_bytes_set(sig, d->answer->data, d->answer->len, err);
+}
+
+static void deferred_destroy(rs_signer *s)
+{
+    free(s);
+}
+
+static const rs_signer_ops deferred_ops = {
+    .sign_digest = deferred_sign,
+    .destroy = deferred_destroy,
+};
+
+static int deferred_new(X509 *cert, STACK_OF(X509) *chain, deferred **out, rs_error *err)
+{
+    deferred *d = calloc(1, sizeof(*d));
+
+    if (!d)
+        return rs_fail(err, "out of memory");
+    d->base.ops = &deferred_ops;
+    if (!X509_up_ref(cert)) {
+        free(d);
+        return rs_fail(err, "out of memory");
+    }
+    if (rs_signer_init_base(&d->base, cert, err) < 0) {
+        rs_signer_free(&d->base);
+        return -1;
+    }
+    for (int i = 0; chain && i < sk_X509_num(chain); i++) {
+        X509 *c = sk_X509_value(chain, i);
+
+        if (!X509_up_ref(c) || !sk_X509_push(d->base.chain, c)) {
+            rs_signer_free(&d->base);
+            return rs_fail(err, "out of memory");
+        }
+    }
+    *out = d;
+    return 0;
+}
+
+void rs_offline_request_free(rs_offline_request *r)
+{
+    free(r->file);
+    X509_free(r->cert);
+    if (r->chain)
+        sk_X509_pop_free(r->chain, X509_free);
+    memset(r, 0, sizeof(*r));
+}
+
+static STACK_OF(X509) *copy_chain(STACK_OF(X509) *chain)
+{
+    STACK_OF(X509) *copy = sk_X509_new_null();
+
+    for (int i = 0; copy && chain && i < sk_X509_num(chain); i++) {
+        X509 *c = sk_X509_value(chain, i);
+
+        if (!X509_up_ref(c) || !sk_X509_push(copy, c)) {
+            sk_X509_pop_free(copy, X509_free);
+            return NULL;
+        }
+    }
+    return copy;
+}
+
+int rs_offline_prepare_digest(const rs_format *format, const rs_digest *image_digest, X509 *cert,
+                              STACK_OF(X509) *chain, const rs_sign_options *opts, rs_offline_request *out,
+                              rs_error *err)
+{
+    _cleanup_(rs_signerp) rs_signer *s = NULL;
+    _cleanup_bytes_ rs_bytes discard = { 0 };
+    deferred *d;
+
+    memset(out, 0, sizeof(*out));
+    if (deferred_new(cert, chain, &d, err) < 0)
+        return -1;
+    s = &d->base;
+    if (format->sign_digest(image_digest, s, opts, &discard, err) < 0)
+        return -1;
+    if (!d->asked.len)
+        return rs_fail(err, "internal error: the format asked for no signature");
+    out->format = format;
+    out->image_digest = *image_digest;
+    out->opts = *opts;
+    out->tbs = d->asked;
+    out->chain = copy_chain(chain);
+    if (!out->chain || !X509_up_ref(cert)) {
+        rs_offline_request_free(out);
+        return rs_fail(err, "out of memory");
+    }
+    out->cert = cert;
+    return 0;
+}
+
+int rs_offline_prepare(const char *path, X509 *cert, STACK_OF(X509) *chain, const rs_sign_options *opts,
+                       rs_offline_request *out, rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    rs_digest d;
+
+    if (rs_image_open(&img, path, err) < 0)
+        return -1;
+    if (img.format->digest(&img, opts->md, &d, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    if (rs_offline_prepare_digest(img.format, &d, cert, chain, opts, out, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    out->file = strdup(path);
+    if (!out->file) {
+        rs_offline_request_free(out);
+        return rs_fail(err, "out of memory");
+    }
+    return 0;
+}
+
+int rs_offline_sign(const rs_offline_request *r, rs_signer *signer, rs_bytes *sig, rs_error *err)
+{
+    if (X509_cmp(signer->cert, r->cert) != 0)
+        return rs_fail(err, "the key's certificate is not the one the request was prepared for");
+    return rs_signer_sign_digest(signer, r->tbs.md, r->tbs.bytes, r->tbs.len, sig, err);
+}
+
+/* The signature value must come from the certificate's key: checked
+ * before it is wrapped into anything. */
+static int check_value(const rs_offline_request *r, const rs_bytes *sig, rs_error *err)
+{
+    _cleanup_(rs_pkeyp) EVP_PKEY *key = X509_get_pubkey(r->cert);
+    _cleanup_(rs_pkctxp) EVP_PKEY_CTX *ctx = key ? EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL) : NULL;
+
+    if (!ctx || EVP_PKEY_verify_init(ctx) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx, r->tbs.md) <= 0)
+        return rs_fail_ssl(err, "cannot set up verification");
+    if (EVP_PKEY_is_a(key, "RSA") && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) <= 0)
+        return rs_fail_ssl(err, "cannot set up verification");
+    if (EVP_PKEY_verify(ctx, sig->data, sig->len, r->tbs.bytes, r->tbs.len) != 1)
+        return rs_fail_ssl(err, "the signature value does not verify with the request's certificate");
+    return 0;
+}
+
+int rs_offline_finish(const rs_offline_request *r, const rs_bytes *sig, rs_bytes *der, rs_error *err)
+{
+    _cleanup_(rs_signerp) rs_signer *s = NULL;
+    deferred *d;
+
+    if (check_value(r, sig, err) < 0 || deferred_new(r->cert, r->chain, &d, err) < 0)
+        return -1;
+    s = &d->base;
+    d->answer = sig;
+    d->expect = &r->tbs;
+    return r->format->sign_digest(&r->image_digest, s, &r->opts, der, err);
+}
+
+/* ---- the request as JSON ---- */
+
+static json_t *b64_der(X509 *cert)
+{
+    unsigned char *der = NULL;
+    int len = i2d_X509(cert, &der);
+    char *text;
+    json_t *v;
+
+    if (len <= 0)
+        return NULL;
+    text = malloc(4 * ((size_t)len + 2) / 3 + 1);
+    if (!text) {
+        OPENSSL_free(der);
+        return NULL;
+    }
+    EVP_EncodeBlock((unsigned char *)text, der, len);
+    OPENSSL_free(der);
+    v = json_string(text);
+    free(text);
+    return v;
+}
+
+static json_t *hex_digest(const rs_digest *d)
+{
+    char hex[2 * RS_MAX_DIGEST + 1];
+
+    rs_hex(d->bytes, d->len, hex);
+    return json_string(hex);
+}
+
+int rs_offline_request_write(const rs_offline_request *r, char **json, rs_error *err)
+{
+    json_t *chain = json_array(), *doc;
+
+    for (int i = 0; chain && i < sk_X509_num(r->chain); i++)
+        json_array_append_new(chain, b64_der(sk_X509_value(r->chain, i)));
+    doc = json_pack("{s:s, s:i, s:s, s:s?, s:s, s:o, s:o?, s:b, s:o, s:o, s:s, s:o}", "type", REQUEST_TYPE, "version",
+                    1, "format", r->format->name, "file", r->file, "hash", rs_md_name(r->opts.md), "image_digest",
+                    hex_digest(&r->image_digest), "signing_time",
+                    r->opts.signing_time ? json_integer((json_int_t)r->opts.time) : NULL, "key_id",
+                    r->opts.use_key_id, "certificate", b64_der(r->cert), "chain", chain, "tbs_hash",
+                    rs_md_name(r->tbs.md), "tbs_digest", hex_digest(&r->tbs));
+    *json = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    return *json ? 0 : rs_fail(err, "cannot encode the request");
+}
+
+static int parse_digest(const json_t *hash, const json_t *hex, rs_digest *d, const char *what, rs_error *err)
+{
+    const char *h = json_string_value(hex);
+
+    memset(d, 0, sizeof(*d));
+    if (!json_is_string(hash) || rs_md_by_name(json_string_value(hash), &d->md, err) < 0)
+        return rs_fail(err, "%s: unsupported or missing hash", what);
+    d->len = (unsigned)EVP_MD_get_size(d->md);
+    if (!h || strlen(h) != 2 * d->len || rs_unhex(h, d->bytes, d->len) < 0)
+        return rs_fail(err, "%s: not a %s digest", what, rs_md_name(d->md));
+    return 0;
+}
+
+static X509 *parse_cert(const json_t *v)
+{
+    const char *text = json_string_value(v);
+    size_t len = text ? strlen(text) : 0;
+    unsigned char *der;
+    const unsigned char *p;
+    X509 *cert = NULL;
+    int n;
+
+    if (!len || len > MAX_CERT_DER || len % 4)
+        return NULL;
+    der = malloc(len);
+    if (!der)
+        return NULL;
+    n = EVP_DecodeBlock(der, (const unsigned char *)text, (int)len);
+    if (n > 0) {
+        /* EVP_DecodeBlock counts '=' padding as zero bytes; d2i stops at the real end. */
+        p = der;
+        cert = d2i_X509(NULL, &p, n);
+    }
+    free(der);
+    return cert;
+}
+
+static const rs_format *format_named(const char *name)
+{
+    if (name && !strcmp(name, rs_format_pe.name))
+        return &rs_format_pe;
+    if (name && !strcmp(name, rs_format_module.name))
+        return &rs_format_module;
+    return NULL;
+}
+
+static int parse_fields(const json_t *doc, rs_offline_request *r, STACK_OF(X509) *chain, rs_error *err)
+{
+    const json_t *t = json_object_get(doc, "signing_time"), *c = json_object_get(doc, "chain");
+    const char *type = json_string_value(json_object_get(doc, "type"));
+    size_t i;
+    json_t *v;
+
+    if (!type || strcmp(type, REQUEST_TYPE) != 0 || json_integer_value(json_object_get(doc, "version")) != 1)
+        return rs_fail(err, "not a reprosign offline-signing request (version 1)");
+    r->format = format_named(json_string_value(json_object_get(doc, "format")));
+    if (!r->format)
+        return rs_fail(err, "unknown format");
+    if (parse_digest(json_object_get(doc, "hash"), json_object_get(doc, "image_digest"), &r->image_digest,
+                     "image_digest", err) < 0 ||
+        parse_digest(json_object_get(doc, "tbs_hash"), json_object_get(doc, "tbs_digest"), &r->tbs, "tbs_digest",
+                     err) < 0)
+        return -1;
+    r->opts.md = r->image_digest.md;
+    r->opts.signing_time = t && !json_is_null(t);
+    if (r->opts.signing_time && (!json_is_integer(t) || json_integer_value(t) < 0 ||
+                                 json_integer_value(t) > 253402300799LL))
+        return rs_fail(err, "signing_time is not a valid Unix time");
+    r->opts.time = r->opts.signing_time ? (time_t)json_integer_value(t) : 0;
+    r->opts.use_key_id = json_is_true(json_object_get(doc, "key_id"));
+    if (!(r->cert = parse_cert(json_object_get(doc, "certificate"))))
+        return rs_fail(err, "certificate is not base64 DER X.509");
+    if (c && !json_is_array(c))
+        return rs_fail(err, "chain is not a list");
+    json_array_foreach(c, i, v) {
+        X509 *x = parse_cert(v);
+
+        if (!x || !sk_X509_push(chain, x)) {
+            X509_free(x);
+            return rs_fail(err, "chain[%zu] is not base64 DER X.509", i);
+        }
+    }
+    if (json_is_string(json_object_get(doc, "file")) && !(r->file = strdup(json_string_value(json_object_get(doc, "file")))))
+        return rs_fail(err, "out of memory");
+    return 0;
+}
+
+int rs_offline_request_read(const char *text, size_t len, rs_offline_request *out, rs_error *err)
+{
+    json_auto_t *doc = NULL;
+    _cleanup_(rs_x509_stackp) STACK_OF(X509) *chain = sk_X509_new_null();
+    rs_offline_request parsed = { 0 }, rebuilt;
+    json_error_t jerr;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!chain)
+        return rs_fail(err, "out of memory");
+    doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc || !json_is_object(doc))
+        return rs_fail(err, "invalid JSON at line %d: %s", jerr.line, doc ? "not an object" : jerr.text);
+    if (parse_fields(doc, &parsed, chain, err) < 0) {
+        rs_offline_request_free(&parsed);
+        return -1;
+    }
+    /* Trust nothing the request says it will sign: rebuild the container
+     * from its parts and require the same digest. */
+    rc = rs_offline_prepare_digest(parsed.format, &parsed.image_digest, parsed.cert, chain, &parsed.opts, &rebuilt,
+                                   err);
+    if (rc == 0 && !rs_digest_equal(&rebuilt.tbs, &parsed.tbs))
+        rc = rs_fail(err, "tbs_digest does not match the signature the request describes");
+    if (rc == 0) {
+        rebuilt.file = TAKE_PTR(parsed.file);
+        *out = rebuilt;
+    } else if (rc == 0 || rebuilt.format) {
+        rs_offline_request_free(&rebuilt);
+    }
+    rs_offline_request_free(&parsed);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/* Offline (air-gapped) signing, in three steps:
+ *
+ *   prepare  (networked machine, certificate only): opens the file, builds
+ *            the exact signature container and records the one digest the
+ *            key must sign (the signed attributes' digest for Authenticode,
+ *            the module bytes' digest for modules) in a request;
+ *   sign     (offline machine, key only): signs that digest from the
+ *            request with any key backend, writing the raw signature value;
+ *   finish   (networked machine): rebuilds the same container around the
+ *            signature value, after checking it with the certificate.
+ *
+ * Because containers are deterministic given the image digest, the
+ * options and the certificate, the result is byte-identical to signing in
+ * one step with the same key and time. The request is also what the
+ * signing service's socket carries: a client sends only what must be
+ * signed, never a key. */
+#ifndef RS_OFFLINE_H
+#define RS_OFFLINE_H
+
+#include "formats/format.h"
+
+typedef struct rs_offline_request {
+    const rs_format *format;
+    char *file;                  /* informational: the file it was made for */
+    rs_digest image_digest;      /* what the signature will bind to */
+    rs_sign_options opts;        /* hash, signing time, key id */
+    X509 *cert;                  /* the signer certificate */
+    STACK_OF(X509) *chain;       /* extra certificates to embed */
+    rs_digest tbs;               /* the digest the key must sign */
+} rs_offline_request;
+
+void rs_offline_request_free(rs_offline_request *r);
+
+/* Builds a request for the image at path (signatures are over its digest). */
+int rs_offline_prepare(const char *path, X509 *cert, STACK_OF(X509) *chain, const rs_sign_options *opts,
+                       rs_offline_request *out, rs_error *err);
+/* The same from an image digest alone (format named by its table). */
+int rs_offline_prepare_digest(const rs_format *format, const rs_digest *image_digest, X509 *cert,
+                              STACK_OF(X509) *chain, const rs_sign_options *opts, rs_offline_request *out,
+                              rs_error *err);
+
+/* JSON text of a request, and back; parsing validates everything. */
+int rs_offline_request_write(const rs_offline_request *r, char **json, rs_error *err);
+int rs_offline_request_read(const char *json, size_t len, rs_offline_request *out, rs_error *err);
+
+/* Signs the request's tbs digest with a signer whose certificate must be
+ * the request's. sig receives the raw signature value. */
+int rs_offline_sign(const rs_offline_request *r, rs_signer *signer, rs_bytes *sig, rs_error *err);
+
+/* Assembles the detached signature (DER) from a signature value, which is
+ * first checked against the request's certificate. */
+int rs_offline_finish(const rs_offline_request *r, const rs_bytes *sig, rs_bytes *der, rs_error *err);
+
+#endif

@@ -1,0 +1,74 @@
+/* A throwaway ECDSA P-256 signer shared by the fuzz targets and by
+ * make-seeds.sh (which extracts the PEM from this file), so seed
+ * signatures chain to the fuzzers' trust store and the "verified" paths
+ * are reachable. Test material only: the key is public by design. */
+#ifndef RS_FUZZ_KEYS_H
+#define RS_FUZZ_KEYS_H
+
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static const char fuzz_key_pem[] =
+    "-----BEGIN PRIVATE KEY-----\n"
+    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg6WuEKu4crTy0Gn6m\n"
+    "8U7hOwdlBtJXVdeo0Ocf8AEspB6hRANCAAQz1za8m5WMSOhL19Qb+fJoKQbof/xo\n"
+    "w5Qw1wh1pUEtfU26/F8ddsWOcMyTRxGw89MucHJ+3my+BWLQe5cbOtCb\n"
+    "-----END PRIVATE KEY-----\n";
+
+static const char fuzz_cert_pem[] =
+    "-----BEGIN CERTIFICATE-----\n"
+    "MIIBvDCCAWGgAwIBAgIUWZin/o0zVyQxnLWB7i4NUTMYUFEwCgYIKoZIzj0EAwIw\n"
+    "MjEwMC4GA1UEAwwncmVwcm9zaWduIGZ1enogdGVzdCBzaWduZXIgKG5vdCBzZWNy\n"
+    "ZXQpMCAXDTI2MTIwMzA2MjY1NFoYDzIxMjYxMTA5MDYyNjU0WjAyMTAwLgYDVQQD\n"
+    "DCdyZXByb3NpZ24gZnV6eiB0ZXN0IHNpZ25lciAobm90IHNlY3JldCkwWTATBgcq\n"
+    "hkjOPQIBBggqhkjOPQMBBwNCAAQz1za8m5WMSOhL19Qb+fJoKQbof/xow5Qw1wh1\n"
+    "pUEtfU26/F8ddsWOcMyTRxGw89MucHJ+3my+BWLQe5cbOtCbo1MwUTAdBgNVHQ4E\n"
+    "FgQUvRCv5Bm2N9s9dMhdHRa3h9qjRDEwHwYDVR0jBBgwFoAUvRCv5Bm2N9s9dMhd\n"
+    "HRa3h9qjRDEwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNJADBGAiEA/R+O\n"
+    "vA0iBxBvwZCZk9xWF5JqyIwTZC5BF0NkrPIoOSsCIQDivZUvov3cng12pZVjqwhK\n"
+    "zUwvMys3XOpobSFRQnV7mg==\n"
+    "-----END CERTIFICATE-----\n";
+
+/* The harness has no way to report set-up failures but to stop. */
+static inline void fuzz_die(const char *what, const char *detail)
+{
+    fprintf(stderr, "fuzz set-up: %s: %s\n", what, detail ? detail : "");
+    abort();
+}
+
+static inline X509 *fuzz_test_cert(void)
+{
+    BIO *bio = BIO_new_mem_buf(fuzz_cert_pem, -1);
+    X509 *cert = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+
+    BIO_free(bio);
+    if (!cert)
+        fuzz_die("cannot parse the embedded certificate", NULL);
+    return cert;
+}
+
+/* An anonymous in-memory regular file, reachable by path through
+ * /proc/self/fd, so the library's path-based API can read fuzz input
+ * without touching the disk. */
+static inline int fuzz_memfd(const char *name, char *path, size_t pathlen)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC);
+
+    if (fd < 0)
+        fuzz_die("memfd_create", name);
+    snprintf(path, pathlen, "/proc/self/fd/%d", fd);
+    return fd;
+}
+
+static inline void fuzz_memfd_fill(int fd, const void *data, size_t len)
+{
+    if (ftruncate(fd, 0) < 0 || (len && pwrite(fd, data, len, 0) != (ssize_t)len))
+        fuzz_die("cannot fill memfd", NULL);
+}
+
+#endif
