@@ -265,7 +265,7 @@ int rs_output_seal(rs_output *out, rs_error *err)
 {
     if (out->fd < 0)
         return 0;
-    if (fsync(out->fd) < 0)
+    if (!out->defer_sync && fsync(out->fd) < 0)
         return rs_fail(err, "fsync failed: %s", strerror(errno));
     if (close(out->fd) < 0) {
         out->fd = -1;
@@ -300,6 +300,71 @@ void rs_output_abort(rs_output *out)
     }
     free(out->path);
     out->path = NULL;
+}
+
+int rs_mkdir_parents(const char *path, rs_error *err)
+{
+    _cleanup_free_ char *copy = strdup(path);
+
+    if (!copy)
+        return rs_fail(err, "out of memory");
+    for (char *p = copy + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+            return rs_fail(err, "%s: %s", copy, strerror(errno));
+        *p = '/';
+    }
+    return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+
+    while (len) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int rs_write_new_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)
+{
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    _cleanup_close_ int fd = open(path, flags, mode);
+
+    /* Parents are made only when missing: most files share theirs. */
+    if (fd < 0 && errno == ENOENT) {
+        if (rs_mkdir_parents(path, err) < 0)
+            return -1;
+        fd = open(path, flags, mode);
+    }
+    if (fd < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    if (write_all(fd, data, len) < 0) {
+        int e = errno;
+
+        unlink(path);
+        return rs_fail(err, "%s: write failed: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int rs_sync_filesystem(const char *path, rs_error *err)
+{
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0 || syncfs(fd) < 0)
+        return rs_fail(err, "%s: cannot sync: %s", path, strerror(errno));
+    return 0;
 }
 
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)

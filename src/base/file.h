@@ -44,6 +44,7 @@ typedef struct rs_output {
     uint64_t written;
     rs_output_observer observe;
     void *observe_ctx;
+    bool defer_sync;         /* the caller syncs the file system before commit */
 } rs_output;
 
 /* Creates a temporary file beside path with the given mode. */
@@ -60,6 +61,19 @@ int rs_output_commit(rs_output *out, rs_error *err);
 /* Removes the temporary file unless committed. Safe to call twice. */
 void rs_output_abort(rs_output *out);
 #define _cleanup_output_ __attribute__((cleanup(rs_output_abort)))
+
+/* Creates every missing parent directory of path (not path itself). */
+int rs_mkdir_parents(const char *path, rs_error *err);
+
+/* Writes a new file (refusing to replace one), creating its parent
+ * directories as needed. Only for files inside a private work directory
+ * that becomes visible as a whole, by one rename: there a temporary file
+ * per file, and an fsync per file, would buy nothing. */
+int rs_write_new_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
+
+/* Flushes the file system holding path: one call in place of an fsync per
+ * file, before a batch of renames makes many outputs visible. */
+int rs_sync_filesystem(const char *path, rs_error *err);
 
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);

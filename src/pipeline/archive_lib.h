@@ -23,7 +23,7 @@
     X(archive_read_support_filter_all) X(archive_read_support_format_ar)                               \
     X(archive_read_support_format_tar) X(archive_write_add_filter_xz) X(archive_write_close)            \
     X(archive_write_data) X(archive_write_free) X(archive_write_header) X(archive_write_new)            \
-    X(archive_write_open_fd) X(archive_write_set_bytes_in_last_block)                                  \
+    X(archive_write_open_fd) X(archive_write_set_bytes_in_last_block) X(archive_write_set_filter_option)                                  \
     X(archive_write_set_format_pax_restricted)
 
 #define RS_ARCHIVE_DECLARE(name) extern __typeof__(name) *sym_##name;

@@ -137,23 +137,6 @@ static int check_one(void *ctx, size_t i, rs_error *err)
     return 0;
 }
 
-static int mkdir_parents(const char *path, rs_error *err)
-{
-    _cleanup_free_ char *copy = strdup(path);
-
-    if (!copy)
-        return rs_fail(err, "out of memory");
-    for (char *p = copy + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-            return rs_fail(err, "%s: %s", copy, strerror(errno));
-        *p = '/';
-    }
-    return 0;
-}
-
 static int write_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
@@ -164,9 +147,10 @@ static int write_one(void *ctx, size_t i, rs_error *err)
 
     if (!in || !out)
         return rs_fail(err, "out of memory");
-    if (rs_image_open(&img, in, err) < 0 || mkdir_parents(out, err) < 0 ||
+    if (rs_image_open(&img, in, err) < 0 || rs_mkdir_parents(out, err) < 0 ||
         rs_output_open(&e->out, out, img.in.mode, err) < 0)
         return -1;
+    e->out.defer_sync = true;   /* one syncfs before the renames instead */
     if (img.format->write(&img, &edit, &e->out, err) < 0 || rs_output_seal(&e->out, err) < 0)
         return rs_error_prefix(err, "%s", out);
     rs_progress_step(&t->progress, e->size);
@@ -225,7 +209,9 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
         rc = rs_batch_run(t.count, o->jobs, write_one, &t, err);
         rs_progress_finish(&t.progress);
     }
-    /* Everything is written and synced; only renames remain. */
+    /* Everything is written; one sync, and only renames remain. */
+    if (rc == 0)
+        rc = rs_sync_filesystem(o->output ? o->output : o->root, err);
     for (size_t i = 0; rc == 0 && i < t.count; i++)
         rc = rs_output_commit(&t.entries[i].out, err);
     job_free(&t);

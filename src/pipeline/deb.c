@@ -360,23 +360,14 @@ int rs_deb_stream(const char *path, rs_deb_want want, rs_deb_take take, void *ct
     return 0;
 }
 
+/* dest/rel and every directory above it, below dest. */
 static int mkdirs(const char *dest, const char *rel, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
 
-    if (asprintf(&path, "%s/%s", dest, rel) < 0)
+    if (asprintf(&path, "%s/%s/", dest, rel) < 0)
         return rs_fail(err, "out of memory");
-    for (char *p = path + strlen(dest) + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0755) < 0 && errno != EEXIST)
-            return rs_fail(err, "%s: %s", path, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(path, 0755) < 0 && errno != EEXIST)
-        return rs_fail(err, "%s: %s", path, strerror(errno));
-    return 0;
+    return rs_mkdir_parents(path, err);
 }
 
 static int extract_file(struct archive *a, struct archive_entry *e, const char *dest, const char *rel,

@@ -258,32 +258,13 @@ static int digest_all(job *j, rs_error *err)
 
 /* ---- phase B: sign every digest, write the signature tree ---- */
 
-static int mkdir_parents(const char *path, rs_error *err)
-{
-    _cleanup_free_ char *copy = strdup(path);
-
-    if (!copy)
-        return rs_fail(err, "out of memory");
-    for (char *p = copy + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-            return rs_fail(err, "%s: %s", copy, strerror(errno));
-        *p = '/';
-    }
-    return 0;
-}
-
 static int write_sig(const char *base, const item *it, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
 
     if (asprintf(&path, "%s/%s/%s.sig", base, it->pkg->name, it->file->path) < 0)
         return rs_fail(err, "out of memory");
-    if (mkdir_parents(path, err) < 0 || rs_write_file(path, it->sig.data, it->sig.len, 0644, err) < 0)
-        return rs_error_prefix(err, "%s", path);
-    return 0;
+    return rs_write_new_file(path, it->sig.data, it->sig.len, 0644, err);
 }
 
 static int sign_one(void *ctx, size_t i, rs_error *err)
@@ -347,7 +328,7 @@ static int copy_file(const char *from, const char *to, mode_t mode, rs_error *er
 
     if (rs_read_file(from, 64 * 1024 * 1024, &buf, err) < 0)
         return rs_error_prefix(err, "%s", from);
-    return rs_write_file(to, buf.data, buf.len, mode, err);
+    return rs_write_new_file(to, buf.data, buf.len, mode, err);
 }
 
 static int copy_tree(const char *from, const char *to, rs_error *err)
@@ -516,6 +497,8 @@ int rs_sign_template(const rs_sign_template_options *o, rs_error *err)
     }
     if (rc == 0)
         rc = assemble_outputs(&j, err);
+    if (rc == 0)
+        rc = rs_sync_filesystem(j.work, err);
     if (rc == 0 && rename(j.work, o->output_dir) < 0)
         rc = rs_fail(err, "%s: cannot move the result into place: %s", o->output_dir, strerror(errno));
     if (rc < 0)

@@ -113,7 +113,10 @@ int rs_tarball_write(const char *dir, const char *output, time_t mtime, rs_error
         return rs_fail(err, "out of memory");
     if (rs_output_open(&out, output, 0644, err) < 0)
         return rs_error_prefix(err, "%s", output);
+    /* Signatures hardly compress: preset 0 gives the same size as the
+     * default 6 in a quarter of the time and a tenth of the memory. */
     if (sym_archive_write_set_format_pax_restricted(a) != ARCHIVE_OK || sym_archive_write_add_filter_xz(a) != ARCHIVE_OK ||
+        sym_archive_write_set_filter_option(a, "xz", "compression-level", "0") != ARCHIVE_OK ||
         sym_archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK || sym_archive_write_open_fd(a, out.fd) != ARCHIVE_OK)
         return tar_fail(a, err);
     if (add_tree(a, dir, "", mtime, err) < 0)

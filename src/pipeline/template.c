@@ -164,6 +164,12 @@ static int load_dir(rs_template *t, const char *root, rs_error *err)
     return 0;
 }
 
+/* Debian policy 5.6.12: [epoch:]upstream[-revision] in [A-Za-z0-9.+~:-]. */
+static bool valid_version(const char *v)
+{
+    return v[0] && strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.+~:-") == strlen(v);
+}
+
 static int read_source_changelog(rs_template *t, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
@@ -177,6 +183,12 @@ static int read_source_changelog(rs_template *t, rs_error *err)
         return rs_error_prefix(err, "source-template/debian/changelog");
     if (rs_changelog_parse((const char *)buf.data, &t->source_name, &t->source_version, &t->changelog_time, err) < 0)
         return rs_error_prefix(err, "source-template/debian/changelog");
+    /* Both name the source tree written into OUTDIR: a '/' or '..' from
+     * the template would write outside it. */
+    if (!rs_valid_package_name(t->source_name))
+        return rs_fail(err, "source-template/debian/changelog: invalid source package name '%s'", t->source_name);
+    if (!valid_version(t->source_version))
+        return rs_fail(err, "source-template/debian/changelog: invalid version '%s'", t->source_version);
     return 0;
 }
 

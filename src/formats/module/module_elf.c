@@ -1,5 +1,9 @@
 #include "formats/module/module_elf.h"
 
+#include <stdlib.h>
+
+#include "base/cleanup.h"
+
 #include <string.h>
 
 #define EI_NIDENT 16
@@ -53,14 +57,11 @@ static int read_ident(elf_file *elf, uint8_t *h, rs_error *err)
 }
 
 /* Where one section's file bytes end (0 for sections with none). */
-static int section_end(const elf_file *elf, uint64_t at, uint64_t *end, rs_error *err)
+static int section_end(const elf_file *elf, const uint8_t *sh, uint64_t *end, rs_error *err)
 {
     const elf_shape *s = elf->shape;
-    uint8_t sh[64];
     uint64_t off, size;
 
-    if (rs_input_read(elf->in, at, sh, s->shdr_size, err) < 0)
-        return -1;
     off = get_uint(elf, sh + s->sh_offset, s->word);
     size = get_uint(elf, sh + s->sh_size, s->word);
     *end = 0;
@@ -90,8 +91,15 @@ int module_elf_check(const rs_input *in, uint64_t len, rs_error *err)
     if (shoff > len || shnum * shentsize > len - shoff)
         return rs_fail(err, "ELF section headers run past the module bytes (truncated file?)");
     extent = shoff + shnum * shentsize;
+    /* One read for the whole table: at most 65535 entries of a size the
+     * file itself bounds (checked above). */
+    _cleanup_free_ uint8_t *table = malloc(shnum * shentsize);
+    if (!table)
+        return rs_fail(err, "out of memory");
+    if (rs_input_read(in, shoff, table, shnum * shentsize, err) < 0)
+        return -1;
     for (uint64_t i = 0; i < shnum; i++) {
-        if (section_end(&elf, shoff + i * shentsize, &end, err) < 0)
+        if (section_end(&elf, table + i * shentsize, &end, err) < 0)
             return -1;
         extent = end > extent ? end : extent;
     }
