@@ -265,7 +265,7 @@ int rs_output_seal(rs_output *out, rs_error *err)
 {
     if (out->fd < 0)
         return 0;
-    if (!out->defer_sync && fsync(out->fd) < 0)
+    if (out->durable && fsync(out->fd) < 0)
         return rs_fail(err, "fsync failed: %s", strerror(errno));
     if (close(out->fd) < 0) {
         out->fd = -1;

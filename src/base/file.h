@@ -44,7 +44,7 @@ typedef struct rs_output {
     uint64_t written;
     rs_output_observer observe;
     void *observe_ctx;
-    bool defer_sync;         /* the caller syncs the file system before commit */
+    bool durable;            /* fsync before commit (batches sync once instead) */
 } rs_output;
 
 /* Creates a temporary file beside path with the given mode. */
@@ -54,7 +54,10 @@ int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err);
 int rs_output_copy(rs_output *out, const rs_input *in, uint64_t off, uint64_t len, rs_error *err);
 /* Overwrites bytes already written (for fields known only at the end). */
 int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, rs_error *err);
-/* fsyncs and closes the temporary file, keeping it for a later commit. */
+/* Closes the temporary file (fsyncing it first when durable), keeping it
+ * for a later commit. Atomicity comes from the rename, not from fsync:
+ * readers see the old file or the whole new one, and a failed or
+ * interrupted command leaves nothing. */
 int rs_output_seal(rs_output *out, rs_error *err);
 /* Seals if needed and renames the temporary file onto the target. */
 int rs_output_commit(rs_output *out, rs_error *err);

@@ -150,7 +150,6 @@ static int write_one(void *ctx, size_t i, rs_error *err)
     if (rs_image_open(&img, in, err) < 0 || rs_mkdir_parents(out, err) < 0 ||
         rs_output_open(&e->out, out, img.in.mode, err) < 0)
         return -1;
-    e->out.defer_sync = true;   /* one syncfs before the renames instead */
     if (img.format->write(&img, &edit, &e->out, err) < 0 || rs_output_seal(&e->out, err) < 0)
         return rs_error_prefix(err, "%s", out);
     rs_progress_step(&t->progress, e->size);
