@@ -66,7 +66,7 @@ void rs_hex(const uint8_t *data, size_t len, char *out)
     out[2 * len] = '\0';
 }
 
-static int nibble(char c)
+int rs_hex_nibble(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -88,8 +88,8 @@ int rs_unhex(const char *hex, uint8_t *out, size_t len)
             hex++;
             continue;
         }
-        hi = nibble(hex[0]);
-        lo = hi < 0 ? -1 : nibble(hex[1]);
+        hi = rs_hex_nibble(hex[0]);
+        lo = hi < 0 ? -1 : rs_hex_nibble(hex[1]);
         if (lo < 0)
             return -1;
         out[n++] = (uint8_t)(hi << 4 | lo);

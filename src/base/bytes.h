@@ -23,6 +23,8 @@ void rs_bytes_adopt(rs_bytes *b, uint8_t *data, size_t len);
 
 /* Lower-case hex of data into out, which must hold 2*len+1 bytes. */
 void rs_hex(const uint8_t *data, size_t len, char *out);
+/* The value of one hex digit, or -1. */
+int rs_hex_nibble(char c);
 /* Parses exactly `len` bytes of hex (case-insensitive, ':' separators allowed). */
 int rs_unhex(const char *hex, uint8_t *out, size_t len);
 

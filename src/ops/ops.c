@@ -150,19 +150,25 @@ void rs_listing_free(rs_listing *l)
     memset(l, 0, sizeof(*l));
 }
 
+/* Opens path and allocates one zeroed slot of `size` bytes per signature. */
+static int open_with_slots(rs_image *img, const char *path, size_t size, void **slots, size_t *n, rs_error *err)
+{
+    if (rs_image_open(img, path, err) < 0)
+        return -1;
+    *n = img->format->count(img);
+    *slots = calloc(*n ? *n : 1, size);
+    return *slots ? 0 : rs_fail(err, "out of memory");
+}
+
 int rs_op_list(const char *path, rs_listing *out, rs_error *err)
 {
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     size_t n;
 
     memset(out, 0, sizeof(*out));
-    if (rs_image_open(&img, path, err) < 0)
+    if (open_with_slots(&img, path, sizeof(*out->sigs), (void **)&out->sigs, &n, err) < 0)
         return -1;
     out->format = img.format->name;
-    n = img.format->count(&img);
-    out->sigs = calloc(n ? n : 1, sizeof(*out->sigs));
-    if (!out->sigs)
-        return rs_fail(err, "out of memory");
     for (size_t i = 0; i < n; i++) {
         _cleanup_bytes_ rs_bytes der = { 0 };
 
@@ -189,13 +195,9 @@ int rs_op_verify(const char *path, const rs_trust *trust, rs_verification *out, 
     size_t n;
 
     memset(out, 0, sizeof(*out));
-    if (rs_image_open(&img, path, err) < 0)
+    if (open_with_slots(&img, path, sizeof(*out->reports), (void **)&out->reports, &n, err) < 0)
         return -1;
     out->format = img.format->name;
-    n = img.format->count(&img);
-    out->reports = calloc(n ? n : 1, sizeof(*out->reports));
-    if (!out->reports)
-        return rs_fail(err, "out of memory");
     for (size_t i = 0; i < n; i++) {
         _cleanup_bytes_ rs_bytes der = { 0 };
         rs_verify_report *r = &out->reports[i];

@@ -106,6 +106,33 @@ static struct archive *open_member_tar(struct archive *outer, const char *prefix
     return inner;
 }
 
+/* Calls fn for every entry of the data tarball, with its normalised
+ * name; fn may read the entry's data. Stops at fn's first failure. */
+typedef int (*entry_fn)(void *ctx, struct archive *data, struct archive_entry *e, const char *name, rs_error *err);
+
+static int walk_data(const char *path, entry_fn fn, void *ctx, rs_error *err)
+{
+    _cleanup_archive_ struct archive *ar = open_ar(path, err);
+    _cleanup_archive_ struct archive *data = NULL;
+    struct archive_entry *e;
+    int rc;
+
+    if (!ar || !(data = open_member_tar(ar, "data.tar", err)))
+        return -1;
+    while ((rc = sym_archive_read_next_header(data, &e)) == ARCHIVE_OK) {
+        _cleanup_free_ char *name = strdup(sym_archive_entry_pathname(e) ? sym_archive_entry_pathname(e) : "");
+
+        if (!name)
+            return rs_fail(err, "out of memory");
+        rs_deb_normalise(name);
+        if (fn(ctx, data, e, name, err) < 0)
+            return -1;
+    }
+    if (rc != ARCHIVE_EOF)
+        return archive_fail(err, data, "corrupt data.tar");
+    return 0;
+}
+
 void rs_deb_control_free(rs_deb_control *c)
 {
     free(c->package);
@@ -224,29 +251,36 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(((const rs_deb_entry *)a)->name, ((const rs_deb_entry *)b)->name);
 }
 
-static int add_entry(rs_deb_index *idx, size_t *cap, struct archive_entry *e, rs_error *err)
+typedef struct index_build {
+    rs_deb_index *idx;
+    size_t cap;
+} index_build;
+
+static int add_entry(void *ctx, struct archive *data, struct archive_entry *e, const char *name, rs_error *err)
 {
+    index_build *b = ctx;
+    rs_deb_index *idx = b->idx;
     const char *link = sym_archive_entry_hardlink(e) ? sym_archive_entry_hardlink(e) : sym_archive_entry_symlink(e);
     rs_deb_entry *x;
 
-    if (idx->count == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 256;
+    (void)data;
+    if (idx->count == b->cap) {
+        size_t ncap = b->cap ? b->cap * 2 : 256;
         rs_deb_entry *n = realloc(idx->entries, ncap * sizeof(*n));
 
         if (!n)
             return rs_fail(err, "out of memory");
         idx->entries = n;
-        *cap = ncap;
+        b->cap = ncap;
     }
     x = &idx->entries[idx->count];
     memset(x, 0, sizeof(*x));
-    x->name = strdup(sym_archive_entry_pathname(e) ? sym_archive_entry_pathname(e) : "");
+    x->name = strdup(name);
     x->type = entry_type(e);
     x->size = sym_archive_entry_size(e) > 0 ? (uint64_t)sym_archive_entry_size(e) : 0;
     x->link = link ? strdup(link) : NULL;
     if (!x->name || (link && !x->link))
         return rs_fail(err, "out of memory");
-    rs_deb_normalise(x->name);
     if (x->type == RS_NODE_HARDLINK)
         rs_deb_normalise(x->link);
     idx->count++;
@@ -255,22 +289,10 @@ static int add_entry(rs_deb_index *idx, size_t *cap, struct archive_entry *e, rs
 
 int rs_deb_index_read(const char *path, rs_deb_index *out, rs_error *err)
 {
-    _cleanup_archive_ struct archive *ar = open_ar(path, err);
-    _cleanup_archive_ struct archive *data = NULL;
-    struct archive_entry *e;
-    size_t cap = 0;
-    int rc;
+    index_build b = { .idx = out };
 
     memset(out, 0, sizeof(*out));
-    if (!ar || !(data = open_member_tar(ar, "data.tar", err)))
-        return -1;
-    while ((rc = sym_archive_read_next_header(data, &e)) == ARCHIVE_OK)
-        if (add_entry(out, &cap, e, err) < 0) {
-            rs_deb_index_free(out);
-            return -1;
-        }
-    if (rc != ARCHIVE_EOF) {
-        archive_fail(err, data, "corrupt data.tar");
+    if (walk_data(path, add_entry, &b, err) < 0) {
         rs_deb_index_free(out);
         return -1;
     }
@@ -331,33 +353,30 @@ static int entry_to_memfd(struct archive *a, struct archive_entry *e, int *out, 
     return 0;
 }
 
+typedef struct stream {
+    rs_deb_want want;
+    rs_deb_take take;
+    void *ctx;
+} stream;
+
+static int stream_entry(void *ctx, struct archive *data, struct archive_entry *e, const char *name, rs_error *err)
+{
+    stream *st = ctx;
+    uint64_t size = 0;
+    int fd = -1;
+
+    if (entry_type(e) != RS_NODE_FILE || !st->want(st->ctx, name))
+        return 0;
+    if (entry_to_memfd(data, e, &fd, &size, err) < 0)
+        return rs_error_prefix(err, "%s", name);
+    return st->take(st->ctx, name, fd, size, err);
+}
+
 int rs_deb_stream(const char *path, rs_deb_want want, rs_deb_take take, void *ctx, rs_error *err)
 {
-    _cleanup_archive_ struct archive *ar = open_ar(path, err);
-    _cleanup_archive_ struct archive *data = NULL;
-    struct archive_entry *e;
-    int rc;
+    stream st = { want, take, ctx };
 
-    if (!ar || !(data = open_member_tar(ar, "data.tar", err)))
-        return -1;
-    while ((rc = sym_archive_read_next_header(data, &e)) == ARCHIVE_OK) {
-        _cleanup_free_ char *name = strdup(sym_archive_entry_pathname(e) ? sym_archive_entry_pathname(e) : "");
-        uint64_t size = 0;
-        int fd = -1;
-
-        if (!name)
-            return rs_fail(err, "out of memory");
-        rs_deb_normalise(name);
-        if (entry_type(e) != RS_NODE_FILE || !want(ctx, name))
-            continue;
-        if (entry_to_memfd(data, e, &fd, &size, err) < 0)
-            return rs_error_prefix(err, "%s", name);
-        if (take(ctx, name, fd, size, err) < 0)
-            return -1;
-    }
-    if (rc != ARCHIVE_EOF)
-        return archive_fail(err, data, "corrupt data.tar");
-    return 0;
+    return walk_data(path, stream_entry, &st, err);
 }
 
 /* dest/rel and every directory above it, below dest. */
@@ -393,44 +412,37 @@ static int extract_file(struct archive *a, struct archive_entry *e, const char *
     return copy_data(a, fd, &size, err);
 }
 
+typedef struct extraction {
+    const char *prefix;
+    const char *dest;
+} extraction;
+
+static int extract_entry(void *ctx, struct archive *data, struct archive_entry *e, const char *name, rs_error *err)
+{
+    extraction *x = ctx;
+    size_t plen = strlen(x->prefix);
+    const char *rel;
+
+    if (strncmp(name, x->prefix, plen) != 0 || (name[plen] != '/' && name[plen] != '\0'))
+        return 0;
+    rel = name[plen] ? name + plen + 1 : "";
+    if (!*rel)
+        return 0;
+    if (!rs_valid_relative_path(rel))
+        return rs_fail(err, "%s: unsafe path in the template", name);
+    switch (entry_type(e)) {
+    case RS_NODE_DIR:
+        return mkdirs(x->dest, rel, err);
+    case RS_NODE_FILE:
+        return extract_file(data, e, x->dest, rel, err);
+    default:
+        return rs_fail(err, "%s: links and special files are not allowed in a source template", name);
+    }
+}
+
 int rs_deb_extract_tree(const char *path, const char *prefix, const char *dest, rs_error *err)
 {
-    _cleanup_archive_ struct archive *ar = open_ar(path, err);
-    _cleanup_archive_ struct archive *data = NULL;
-    size_t plen = strlen(prefix);
-    struct archive_entry *e;
-    int rc;
+    extraction x = { prefix, dest };
 
-    if (!ar || !(data = open_member_tar(ar, "data.tar", err)))
-        return -1;
-    while ((rc = sym_archive_read_next_header(data, &e)) == ARCHIVE_OK) {
-        _cleanup_free_ char *name = strdup(sym_archive_entry_pathname(e) ? sym_archive_entry_pathname(e) : "");
-        const char *rel;
-
-        if (!name)
-            return rs_fail(err, "out of memory");
-        rs_deb_normalise(name);
-        if (strncmp(name, prefix, plen) != 0 || (name[plen] != '/' && name[plen] != '\0'))
-            continue;
-        rel = name[plen] ? name + plen + 1 : "";
-        if (!*rel)
-            continue;
-        if (!rs_valid_relative_path(rel))
-            return rs_fail(err, "%s: unsafe path in the template", name);
-        switch (entry_type(e)) {
-        case RS_NODE_DIR:
-            if (mkdirs(dest, rel, err) < 0)
-                return -1;
-            break;
-        case RS_NODE_FILE:
-            if (extract_file(data, e, dest, rel, err) < 0)
-                return -1;
-            break;
-        default:
-            return rs_fail(err, "%s: links and special files are not allowed in a source template", name);
-        }
-    }
-    if (rc != ARCHIVE_EOF)
-        return archive_fail(err, data, "corrupt data.tar");
-    return 0;
+    return walk_data(path, extract_entry, &x, err);
 }

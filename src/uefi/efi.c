@@ -1,5 +1,7 @@
 #include "uefi/efi.h"
 
+#include "base/bytes.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -62,17 +64,6 @@ bool efi_guid_equal(const efi_guid *a, const efi_guid *b)
     return memcmp(a->b, b->b, sizeof(a->b)) == 0;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Position in the string of each byte of the on-disk form. */
 static const uint8_t byte_pos[16] = { 6, 4, 2, 0, 11, 9, 16, 14, 19, 21, 24, 26, 28, 30, 32, 34 };
 
@@ -81,7 +72,7 @@ int efi_guid_parse(const char *s, efi_guid *out, rs_error *err)
     if (strlen(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-')
         return rs_fail(err, "'%s' is not a GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", s);
     for (int i = 0; i < 16; i++) {
-        int hi = hexval(s[byte_pos[i]]), lo = hexval(s[byte_pos[i] + 1]);
+        int hi = rs_hex_nibble(s[byte_pos[i]]), lo = rs_hex_nibble(s[byte_pos[i] + 1]);
 
         if (hi < 0 || lo < 0)
             return rs_fail(err, "'%s' is not a GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", s);

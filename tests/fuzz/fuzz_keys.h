@@ -13,6 +13,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "crypto/signer.h"
+#include "crypto/trust.h"
+
 static const char fuzz_key_pem[] =
     "-----BEGIN PRIVATE KEY-----\n"
     "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg6WuEKu4crTy0Gn6m\n"
@@ -69,6 +72,28 @@ static inline void fuzz_memfd_fill(int fd, const void *data, size_t len)
 {
     if (ftruncate(fd, 0) < 0 || (len && pwrite(fd, data, len, 0) != (ssize_t)len))
         fuzz_die("cannot fill memfd", NULL);
+}
+
+/* An oracle failed: a real bug, not an input the parser refused. */
+static inline void fuzz_bug(const char *what, const char *detail)
+{
+    fprintf(stderr, "BUG: %s: %s\n", what, detail ? detail : "");
+    abort();
+}
+
+/* The test signer, and two trusts: none, and the test certificate. */
+static inline void fuzz_open_test_signer(rs_trust *no_anchors, rs_trust *one_anchor, rs_signer **signer)
+{
+    char key_path[64], cert_path[64];
+    rs_error err;
+    int key_fd = fuzz_memfd("fuzz-key", key_path, sizeof(key_path));
+    int cert_fd = fuzz_memfd("fuzz-cert", cert_path, sizeof(cert_path));
+
+    fuzz_memfd_fill(key_fd, fuzz_key_pem, strlen(fuzz_key_pem));
+    fuzz_memfd_fill(cert_fd, fuzz_cert_pem, strlen(fuzz_cert_pem));
+    if (rs_trust_init(no_anchors, &err) < 0 || rs_trust_init(one_anchor, &err) < 0 ||
+        rs_trust_add_file(one_anchor, cert_path, &err) < 0 || rs_signer_open(key_path, cert_path, signer, &err) < 0)
+        fuzz_die("trust/signer", err.msg);
 }
 
 #endif

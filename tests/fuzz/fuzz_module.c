@@ -23,32 +23,12 @@ static rs_signer *signer;
 static X509 *cert;
 static rs_sign_options opts;
 
-static void bug(const char *what, const char *detail)
-{
-    fprintf(stderr, "BUG: %s: %s\n", what, detail ? detail : "");
-    abort();
-}
-
-static void write_pem(const char *name, const char *pem, char *path, size_t pathlen)
-{
-    int fd = fuzz_memfd(name, path, pathlen);
-
-    fuzz_memfd_fill(fd, pem, strlen(pem));
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    char key_path[64], cert_path[64];
-    rs_error err;
-
     in_fd = fuzz_memfd("fuzz-module-in", in_path, sizeof(in_path));
     out_fd = fuzz_memfd("fuzz-module-out", out_path, sizeof(out_path));
-    write_pem("fuzz-key", fuzz_key_pem, key_path, sizeof(key_path));
-    write_pem("fuzz-cert", fuzz_cert_pem, cert_path, sizeof(cert_path));
-    if (rs_trust_init(&no_anchors, &err) < 0 || rs_trust_init(&one_anchor, &err) < 0 ||
-        rs_trust_add_file(&one_anchor, cert_path, &err) < 0 || rs_signer_open(key_path, cert_path, &signer, &err) < 0)
-        fuzz_die("trust/signer", err.msg);
+    fuzz_open_test_signer(&no_anchors, &one_anchor, &signer);
     cert = fuzz_test_cert();
     opts = (rs_sign_options){ .md = EVP_sha256() };
     return 0;
@@ -75,19 +55,19 @@ static void check_rewrite(const rs_digest *orig, size_t want, const rs_bytes *si
     rs_error err;
 
     if (rs_image_open(&again, out_path, &err) < 0)
-        bug("rewritten module does not open", err.msg);
+        fuzz_bug("rewritten module does not open", err.msg);
     if (again.format != &rs_format_module || again.format->count(&again) != want)
-        bug("rewritten module has the wrong format or signature count", NULL);
+        fuzz_bug("rewritten module has the wrong format or signature count", NULL);
     if (again.format->digest(&again, orig->md, &d, &err) < 0 || !rs_digest_equal(orig, &d))
-        bug("rewriting changed the module bytes", err.msg);
+        fuzz_bug("rewriting changed the module bytes", err.msg);
     if (!sig)
         return;
     if (again.format->extract(&again, 0, &der, &err) < 0)
-        bug("attached signature cannot be extracted", err.msg);
+        fuzz_bug("attached signature cannot be extracted", err.msg);
     if (der.len != sig->len || memcmp(der.data, sig->data, der.len) != 0)
-        bug("attached signature changed on the way through", NULL);
+        fuzz_bug("attached signature changed on the way through", NULL);
     if (again.format->verify(&again, &der, &one_anchor, &report, &err) < 0 || !report.ok)
-        bug("attached own signature does not verify", report.reason[0] ? report.reason : err.msg);
+        fuzz_bug("attached own signature does not verify", report.reason[0] ? report.reason : err.msg);
     rs_verify_report_free(&report);
 }
 
@@ -103,7 +83,7 @@ static void exercise_signature(rs_image *img, const rs_bytes *der)
     (void)img->format->check_binding(img, der, cert, &err);
     (void)img->format->verify(img, der, &no_anchors, &report, &err);
     if (report.ok)
-        bug("verified against an empty trust store", NULL);
+        fuzz_bug("verified against an empty trust store", NULL);
     rs_verify_report_free(&report);
     memset(&report, 0, sizeof(report));
     (void)img->format->verify(img, der, &one_anchor, &report, &err);
@@ -130,21 +110,21 @@ static void exercise_rewrites(rs_image *img, const rs_digest *d, size_t n)
     rs_error err;
 
     if (rewrite(img, &strip_all, &err) < 0)
-        bug("cannot strip an opened module", err.msg);
+        fuzz_bug("cannot strip an opened module", err.msg);
     check_rewrite(d, 0, NULL);
     if (n && rewrite(img, &strip_first, &err) == 0)
         check_rewrite(d, 0, NULL);
     if (rs_image_sign(img, signer, &opts, &sig, &err) < 0)
-        bug("cannot sign an opened module", err.msg);
+        fuzz_bug("cannot sign an opened module", err.msg);
     if (img->format->check_binding(img, &sig, cert, &err) < 0)
-        bug("own signature does not bind", err.msg);
+        fuzz_bug("own signature does not bind", err.msg);
     append.append = &sig;
     if (rewrite(img, &append, &err) == 0) {
         if (n)
-            bug("appended a second signature", NULL);
+            fuzz_bug("appended a second signature", NULL);
         check_rewrite(d, 1, &sig);
     } else if (!n) {
-        bug("cannot attach to an unsigned module", err.msg);
+        fuzz_bug("cannot attach to an unsigned module", err.msg);
     }
 }
 
@@ -164,10 +144,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     if (img.format->digest(&img, EVP_sha256(), &d, &err) < 0)
-        bug("opened module cannot be digested", err.msg);
+        fuzz_bug("opened module cannot be digested", err.msg);
     n = img.format->count(&img);
     if (n > 1)
-        bug("a module with more than one signature", NULL);
+        fuzz_bug("a module with more than one signature", NULL);
     if (n) {
         _cleanup_bytes_ rs_bytes der = { 0 };
 
@@ -175,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             exercise_signature(&img, &der);
     }
     if (img.format->extract(&img, n, &past, &err) == 0)
-        bug("extracted a signature past the count", NULL);
+        fuzz_bug("extracted a signature past the count", NULL);
     exercise_rewrites(&img, &d, n);
     ERR_clear_error();
     return 0;

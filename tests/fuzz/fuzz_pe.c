@@ -28,32 +28,14 @@ static rs_sign_options opts;
  * from extract byte for byte. */
 static const uint8_t dummy_der[] = { 0x30, 0x03, 0x02, 0x01, 0x00 };
 
-static void bug(const char *what, const char *detail)
-{
-    fprintf(stderr, "BUG: %s: %s\n", what, detail ? detail : "");
-    abort();
-}
-
-static void write_pem(const char *name, const char *pem, char *path, size_t pathlen)
-{
-    int fd = fuzz_memfd(name, path, pathlen);
-
-    fuzz_memfd_fill(fd, pem, strlen(pem));
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    char key_path[64], cert_path[64];
-    rs_error err;
-
     in_fd = fuzz_memfd("fuzz-pe-in", in_path, sizeof(in_path));
     out_fd = fuzz_memfd("fuzz-pe-out", out_path, sizeof(out_path));
-    write_pem("fuzz-key", fuzz_key_pem, key_path, sizeof(key_path));
-    write_pem("fuzz-cert", fuzz_cert_pem, cert_path, sizeof(cert_path));
-    if (rs_trust_init(&no_anchors, &err) < 0 || rs_trust_init(&one_anchor, &err) < 0 ||
-        rs_trust_add_file(&one_anchor, cert_path, &err) < 0 || rs_signer_open(key_path, cert_path, &signer, &err) < 0)
-        fuzz_die("trust/signer", err.msg);
+    rs_error err;
+
+    fuzz_open_test_signer(&no_anchors, &one_anchor, &signer);
     /* UEFI lists switch on the db/dbx rules: one trust whose dbx names
      * only a hash no image has, one whose dbx revokes the test signer. */
     rs_digest never = { .md = EVP_sha256(), .len = 32 };
@@ -88,18 +70,18 @@ static void check_rewrite(const rs_digest *orig, size_t want, const rs_bytes *la
     rs_error err;
 
     if (rs_image_open(&again, out_path, &err) < 0)
-        bug("rewritten image does not open", err.msg);
+        fuzz_bug("rewritten image does not open", err.msg);
     if (again.format->count(&again) != want)
-        bug("rewritten image has the wrong signature count", NULL);
+        fuzz_bug("rewritten image has the wrong signature count", NULL);
     if (again.format->digest(&again, orig->md, &d, &err) < 0)
-        bug("rewritten image cannot be digested", err.msg);
+        fuzz_bug("rewritten image cannot be digested", err.msg);
     if (!rs_digest_equal(orig, &d))
-        bug("rewriting changed the Authenticode digest", NULL);
+        fuzz_bug("rewriting changed the Authenticode digest", NULL);
     if (last) {
         if (again.format->extract(&again, want - 1, &der, &err) < 0)
-            bug("appended signature cannot be extracted", err.msg);
+            fuzz_bug("appended signature cannot be extracted", err.msg);
         if (der.len != last->len || memcmp(der.data, last->data, der.len) != 0)
-            bug("appended signature changed on the way through", NULL);
+            fuzz_bug("appended signature changed on the way through", NULL);
     }
 }
 
@@ -115,7 +97,7 @@ static void exercise_signature(rs_image *img, const rs_bytes *der)
     memset(&report, 0, sizeof(report));
     (void)img->format->verify(img, der, &no_anchors, &report, &err);
     if (report.ok)
-        bug("verified against an empty trust store", NULL);
+        fuzz_bug("verified against an empty trust store", NULL);
     rs_verify_report_free(&report);
     memset(&report, 0, sizeof(report));
     (void)img->format->verify(img, der, &one_anchor, &report, &err);
@@ -131,7 +113,7 @@ static void expect_verdict(rs_image *img, const rs_bytes *sig, const rs_trust *t
     rs_error err = { "" };
 
     if (img->format->verify(img, sig, trust, &report, &err) < 0 || report.ok != want)
-        bug(what, report.reason[0] ? report.reason : err.msg);
+        fuzz_bug(what, report.reason[0] ? report.reason : err.msg);
     rs_verify_report_free(&report);
 }
 
@@ -146,7 +128,7 @@ static void check_signed_copy(const rs_digest *orig, size_t want, const rs_bytes
 
     check_rewrite(orig, want, sig);
     if (rs_image_open(&again, out_path, &err) < 0 || again.format->extract(&again, want - 1, &der, &err) < 0)
-        bug("signed copy unreadable", err.msg);
+        fuzz_bug("signed copy unreadable", err.msg);
     expect_verdict(&again, &der, &one_anchor, true, "attached signature does not verify");
     expect_verdict(&again, &der, &revoking, false, "attached signature verifies although dbx revokes its signer");
 }
@@ -163,7 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_memfd_fill(in_fd, data, size);
     if (rs_image_open(&img, in_path, &err) < 0) {
         if (!err.msg[0])
-            bug("open failed without a message", NULL);
+            fuzz_bug("open failed without a message", NULL);
         ERR_clear_error();
         return 0;
     }
@@ -173,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const rs_format *f = img.format;
 
     if (f->digest(&img, EVP_sha256(), &d, &err) < 0)
-        bug("opened image cannot be digested", err.msg);
+        fuzz_bug("opened image cannot be digested", err.msg);
     n = f->count(&img);
     for (size_t i = 0; i < n && i < MAX_SIGS; i++) {
         _cleanup_bytes_ rs_bytes der = { 0 };
@@ -182,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             exercise_signature(&img, &der);
     }
     if (f->extract(&img, n, &sig, &err) == 0)
-        bug("extracted a signature past the count", NULL);
+        fuzz_bug("extracted a signature past the count", NULL);
 
     rs_edit strip_all = { .remove_all = true, .remove_index = -1 };
     if (rewrite(&img, &strip_all, &err) == 0)
@@ -200,22 +182,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* A fresh signature must bind to the image and verify against its
      * own certificate. */
     if (rs_image_sign(&img, signer, &opts, &sig, &err) < 0)
-        bug("cannot sign an opened image", err.msg);
+        fuzz_bug("cannot sign an opened image", err.msg);
     if (f->check_binding(&img, &sig, NULL, &err) < 0)
-        bug("own signature does not bind", err.msg);
+        fuzz_bug("own signature does not bind", err.msg);
     expect_verdict(&img, &sig, &one_anchor, true, "own signature does not verify");
     expect_verdict(&img, &sig, &with_lists, true, "own signature does not verify with a dbx loaded");
     rs_edit attach = { .remove_index = -1, .append = &sig, .n_append = 1 };
     if (rewrite(&img, &attach, &err) < 0)
-        bug("cannot attach own signature", err.msg);
+        fuzz_bug("cannot attach own signature", err.msg);
     check_signed_copy(&d, n + 1, &sig);
     if (f->sign_digest) {
         _cleanup_bytes_ rs_bytes from_digest = { 0 };
 
         if (f->sign_digest(&d, signer, &opts, &from_digest, &err) < 0)
-            bug("cannot sign the image digest", err.msg);
+            fuzz_bug("cannot sign the image digest", err.msg);
         if (f->check_binding(&img, &from_digest, NULL, &err) < 0)
-            bug("signature over the digest does not bind", err.msg);
+            fuzz_bug("signature over the digest does not bind", err.msg);
     }
     ERR_clear_error();
     return 0;
