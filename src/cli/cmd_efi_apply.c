@@ -1,0 +1,63 @@
+/* reprosign efi apply */
+
+#include "cli/cli.h"
+#include "cli/efi_common.h"
+#include "ops/ops.h"
+#include "uefi/varupdate.h"
+
+static int apply_run(int argc, char **argv);
+
+static const struct option apply_longopts[] = {
+    { "vars", required_argument, NULL, 'v' },   { "name", required_argument, NULL, 'n' },
+    { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
+const rs_command cmd_efi_apply = {
+    .name = "efi apply",
+    .usage = "efi apply --vars VARSTORE --name PK|KEK|db|dbx AUTH --output VARSTORE\n\n"
+             "Applies a signed update (from 'efi sign-var' or sign-efi-sig-list) to a variable\n"
+             "store with the firmware's checks: the signer must be allowed to write the\n"
+             "variable, a replacement must be newer than the stored one, and an append adds\n"
+             "only entries the variable does not have yet.",
+    .run = apply_run,
+    .options = apply_longopts,
+};
+
+static int apply(const char *vars, const char *name, const char *auth_path, const char *output, rs_error *err)
+{
+    _cleanup_varstore_ varstore vs = { 0 };
+    _cleanup_(uefi_update_free) uefi_update u = { 0 };
+    _cleanup_bytes_ rs_bytes auth = { 0 };
+
+    if (varstore_load(vars, &vs, err) < 0)
+        return -1;
+    if (rs_read_file(auth_path, MAX_AUTH_FILE, &auth, err) < 0 ||
+        uefi_apply_auth(&vs, name, auth.data, auth.len, &u, err) < 0)
+        return rs_error_prefix(err, "%s", auth_path);
+    if (efi_write_output(output, &vs.image, err) < 0)
+        return -1;
+    printf("%s: %s %s, signed by %s\n", output, u.append ? "appended to" : "replaced", name,
+           u.signer ? u.signer : "?");
+    return 0;
+}
+
+static int apply_run(int argc, char **argv)
+{
+    const char *vars = NULL, *name = NULL, *output = NULL;
+    rs_error err;
+    int c;
+
+    while ((c = cli_getopt(&cmd_efi_apply, argc, argv, "v:n:o:h", apply_longopts)) != -1) {
+        switch (c) {
+        case 'v': vars = optarg; break;
+        case 'n': name = optarg; break;
+        case 'o': output = optarg; break;
+        case -2: return EXIT_OK;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc || !vars || !name || !output)
+        return cli_usage(&cmd_efi_apply, "expected --vars, --name, --output and one AUTH file");
+    return apply(vars, name, argv[optind], output, &err) < 0 ? cli_fail(&err) : EXIT_OK;
+}

@@ -1,0 +1,106 @@
+/* reprosign efi enroll */
+
+#include "cli/cli.h"
+#include "cli/efi_common.h"
+#include "uefi/esl.h"
+#include "uefi/uefi_trust.h"
+
+static int enroll_run(int argc, char **argv);
+
+static const struct option enroll_longopts[] = {
+    { "vars", required_argument, NULL, 'v' },      { "pk", required_argument, NULL, 'P' },
+    { "kek", required_argument, NULL, 'K' },       { "db", required_argument, NULL, 'D' },
+    { "dbx", required_argument, NULL, 'X' },       { "owner", required_argument, NULL, 'g' },
+    { "timestamp", required_argument, NULL, 't' }, { "output", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },            { 0 },
+};
+
+const rs_command cmd_efi_enroll = {
+    .name = "efi enroll",
+    .usage = "efi enroll --vars TEMPLATE --pk CERT --kek CERT... --db CERT... [--dbx ESL]\n"
+             "           [--owner GUID] [--timestamp T] --output VARSTORE\n\n"
+             "Writes a copy of an OVMF variable store (e.g. the empty OVMF_VARS_4M.fd) with\n"
+             "PK, KEK, db and optionally dbx set, as firmware stores them after signed\n"
+             "updates: the firmware starts in User Mode with Secure Boot enforcing.",
+    .run = enroll_run,
+    .options = enroll_longopts,
+};
+
+typedef struct enroll_args {
+    const char *vars, *pk, *dbx, *owner, *timestamp, *output;
+    const char **kek, **db;
+    size_t nkek, ndb;
+} enroll_args;
+
+static int set_certs(varstore *vs, const char *name, const char *const *paths, size_t n, const efi_guid *owner,
+                     const uint8_t ts[EFI_TIME_SIZE], rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes esl = { 0 };
+    const efi_guid *guid;
+
+    for (size_t i = 0; i < n; i++)
+        if (efi_append_cert_lists(&esl, paths[i], owner, err) < 0)
+            return -1;
+    if (efi_secure_var(name, &guid, err) < 0)
+        return -1;
+    return varstore_set(vs, name, guid, EFI_SECURE_VAR_ATTRS, ts, esl.data, esl.len, err);
+}
+
+static int set_dbx(varstore *vs, const char *path, const uint8_t ts[EFI_TIME_SIZE], rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes esl = { 0 };
+
+    if (uefi_read_esl_file(path, &esl, err) < 0)
+        return -1;
+    if (esl_walk(esl.data, esl.len, NULL, NULL, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    return varstore_set(vs, "dbx", &efi_guid_image_security, EFI_SECURE_VAR_ATTRS, ts, esl.data, esl.len, err);
+}
+
+/* PK last: the firmware leaves Setup Mode when it appears. */
+static int enroll(const enroll_args *a, rs_error *err)
+{
+    _cleanup_varstore_ varstore vs = { 0 };
+    uint8_t ts[EFI_TIME_SIZE];
+    efi_guid owner;
+
+    if (efi_parse_owner(a->owner, &owner, err) < 0 || efi_parse_timestamp(a->timestamp, ts, err) < 0 ||
+        varstore_load(a->vars, &vs, err) < 0)
+        return -1;
+    if (set_certs(&vs, "db", a->db, a->ndb, &owner, ts, err) < 0 || (a->dbx && set_dbx(&vs, a->dbx, ts, err) < 0) ||
+        set_certs(&vs, "KEK", a->kek, a->nkek, &owner, ts, err) < 0 ||
+        set_certs(&vs, "PK", &a->pk, 1, &owner, ts, err) < 0)
+        return rs_error_prefix(err, "%s", a->vars);
+    return efi_write_output(a->output, &vs.image, err);
+}
+
+static int enroll_run(int argc, char **argv)
+{
+    _cleanup_free_ const char **kek = calloc((size_t)argc + 1, sizeof(char *));
+    _cleanup_free_ const char **db = calloc((size_t)argc + 1, sizeof(char *));
+    enroll_args a = { 0 };
+    rs_error err;
+    int c;
+
+    if (!kek || !db)
+        return EXIT_FAIL;
+    a.kek = kek;
+    a.db = db;
+    while ((c = cli_getopt(&cmd_efi_enroll, argc, argv, "v:P:K:D:X:g:t:o:h", enroll_longopts)) != -1) {
+        switch (c) {
+        case 'v': a.vars = optarg; break;
+        case 'P': a.pk = optarg; break;
+        case 'K': kek[a.nkek++] = optarg; break;
+        case 'D': db[a.ndb++] = optarg; break;
+        case 'X': a.dbx = optarg; break;
+        case 'g': a.owner = optarg; break;
+        case 't': a.timestamp = optarg; break;
+        case 'o': a.output = optarg; break;
+        case -2: return EXIT_OK;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind != argc || !a.vars || !a.pk || !a.nkek || !a.ndb || !a.output)
+        return cli_usage(&cmd_efi_enroll, "expected --vars, --pk, --kek, --db and --output");
+    return enroll(&a, &err) < 0 ? cli_fail(&err) : EXIT_OK;
+}

@@ -1,0 +1,73 @@
+/* Helpers shared by the efi subcommands. */
+
+#include "cli/cli.h"
+#include "cli/efi_common.h"
+#include "crypto/ossl.h"
+#include "ops/ops.h"
+#include "uefi/esl.h"
+
+/* T is Unix seconds, "YYYY-MM-DD HH:MM:SS" (sign-efi-sig-list's form) or
+ * "YYYY-MM-DDTHH:MM:SSZ"; without it SOURCE_DATE_EPOCH, else the clock. */
+int efi_parse_timestamp(const char *s, uint8_t out[EFI_TIME_SIZE], rs_error *err)
+{
+    rs_sign_options opts;
+    struct tm tm = { 0 };
+    const char *end;
+    char *num_end;
+    long long v;
+
+    if (!s) {
+        if (rs_sign_options_init(&opts, NULL, true, err) < 0)
+            return -1;
+        efi_time_from_unix(opts.time, out);
+        return 0;
+    }
+    v = strtoll(s, &num_end, 10);
+    if (*s && !*num_end && v >= 0) {
+        efi_time_from_unix((time_t)v, out);
+        return 0;
+    }
+    end = strptime(s, "%Y-%m-%d %H:%M:%S", &tm);
+    if (!end || *end) {
+        memset(&tm, 0, sizeof(tm));
+        end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    if (!end || *end)
+        return rs_fail(err, "timestamp '%s' is not Unix seconds or YYYY-MM-DD HH:MM:SS", s);
+    efi_time_from_unix(timegm(&tm), out);
+    return 0;
+}
+
+int efi_parse_owner(const char *s, efi_guid *owner, rs_error *err)
+{
+    memset(owner, 0, sizeof(*owner));
+    return s ? efi_guid_parse(s, owner, err) : 0;
+}
+
+int efi_write_output(const char *path, const rs_bytes *b, rs_error *err)
+{
+    if (rs_write_file(path, b->data, b->len, 0644, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    return 0;
+}
+
+/* Each certificate of a file becomes its own list, as cert-to-efi-sig-list does. */
+int efi_append_cert_lists(rs_bytes *esl, const char *path, const efi_guid *owner, rs_error *err)
+{
+    _cleanup_(rs_x509_stackp) STACK_OF(X509) *certs = NULL;
+
+    if (rs_load_certs(path, &certs, err) < 0)
+        return -1;
+    for (int i = 0; i < sk_X509_num(certs); i++) {
+        unsigned char *der = NULL;
+        int len = i2d_X509(sk_X509_value(certs, i), &der), rc;
+
+        if (len <= 0)
+            return rs_fail_ssl(err, "%s: cannot encode certificate", path);
+        rc = esl_append_x509(esl, owner, der, (size_t)len, err);
+        OPENSSL_free(der);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
