@@ -10,5 +10,5 @@ apt-get install -y -q --no-install-recommends \
     openssl ca-certificates python3 binutils xz-utils zstd bc time \
     sbsigntool osslsigncode pesign linux-kbuild-6.1 kmod \
     softhsm2 opensc p11-kit \
-    dpkg-dev debhelper \
+    dpkg-dev debhelper lintian valgrind groff-base \
     qemu-system-x86 ovmf gnu-efi mtools dosfstools efitools

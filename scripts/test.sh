@@ -6,7 +6,9 @@
 #      sign-file, modinfo, SoftHSM2 and Debian's real packages);
 #   3. rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer in
 #      build-asan/ and runs the whole suite again;
-#   4. runs every libFuzzer target briefly (bench/fuzz.sh, smoke mode).
+#   4. builds the Debian package and runs lintian on it;
+#   5. with REPROSIGN_VALGRIND=1, runs the suite under valgrind memcheck;
+#   6. runs every libFuzzer target briefly (bench/fuzz.sh, smoke mode).
 set -eu
 cd "$(dirname "$0")/.."
 [ "${REPROSIGN_SKIP_DEPS:-0}" = 1 ] || sh scripts/install-deps.sh
@@ -22,6 +24,17 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DREPROSIGN_SANITIZE=ON
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+# The Debian package: dpkg-buildpackage in a copy of the tree (its build runs
+# the network-free tests again), then lintian.
+REPROSIGN_TEST_PACKAGE=1 REPROSIGN=$(pwd)/build/reprosign TESTS_DIR=$(pwd)/tests \
+    bash tests/interop/test_debian_package.sh
+
+# Memcheck over the suite is slow (tens of minutes): opt in with
+# REPROSIGN_VALGRIND=1 (scripts/valgrind.sh).
+if [ "${REPROSIGN_VALGRIND:-0}" = 1 ]; then
+    sh scripts/valgrind.sh -E 'pipeline_kernel|uefi_boot|debian_package'
+fi
 
 if [ -x bench/fuzz.sh ]; then
     bench/fuzz.sh "${REPROSIGN_FUZZ_SECONDS:-20}"

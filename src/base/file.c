@@ -196,8 +196,7 @@ int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
         return rs_fail(err, "cannot create output in %s: %s", dir, strerror(e));
     }
     track(out->tmp_path);
-    if (fchmod(out->fd, mode & 0777 & ~process_umask) < 0)
-        return rs_fail(err, "cannot set mode: %s", strerror(errno));
+    out->mode = mode & 0777 & ~process_umask;
     return 0;
 }
 
@@ -279,6 +278,8 @@ int rs_output_commit(rs_output *out, rs_error *err)
 {
     if (rs_output_seal(out, err) < 0)
         return -1;
+    if (chmod(out->tmp_path, out->mode) < 0)
+        return rs_fail(err, "cannot set mode: %s", strerror(errno));
     if (rename(out->tmp_path, out->path) < 0)
         return rs_fail(err, "cannot rename into place: %s", strerror(errno));
     untrack(out->tmp_path);

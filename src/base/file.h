@@ -45,9 +45,11 @@ typedef struct rs_output {
     rs_output_observer observe;
     void *observe_ctx;
     bool durable;            /* fsync before commit (batches sync once instead) */
+    mode_t mode;             /* given at commit: until then the file is 0600 */
 } rs_output;
 
-/* Creates a temporary file beside path with the given mode. */
+/* Creates a temporary file beside path; it is private (0600) while being
+ * written and gets `mode` (less the umask) when committed. */
 int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err);
 int rs_output_write(rs_output *out, const void *data, size_t len, rs_error *err);
 int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err);

@@ -3,7 +3,7 @@
  * for --help is the only description of it, so the three cannot disagree.
  *
  *   reprosign __doc man OUTDIR     writes reprosign.1 and reprosign-CMD.1
- *   reprosign __doc completion     prints the bash completion script
+ *   reprosign __doc completion [FILE]  writes the bash completion script
  *   reprosign __doc check          fails if a long option is missing from
  *                                  its command's usage text
  */
@@ -166,8 +166,7 @@ static void roff_header(FILE *f, const char *name, const char *summary)
         upper[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
     upper[i] = '\0';
     fprintf(f, ".TH %s 1 \"\" \"reprosign %s\" \"reprosign manual\"\n.SH NAME\n", upper, RS_VERSION);
-    roff_line(f, name, strlen(name));
-    fputs("\\- ", f);
+    fprintf(f, "%s \\- ", name);
     roff_line(f, summary, strlen(summary));
 }
 
@@ -281,15 +280,23 @@ static int write_man_pages(const char *dir, const rs_command *const *commands, s
 
 /* A command without an options table: its long options, read from the
  * usage text. */
+static bool seen_before(const char *usage, const char *p, size_t n)
+{
+    for (const char *q = strstr(usage, "--"); q && q < p; q = strstr(q + 2, "--"))
+        if (!strncmp(q + 2, p + 2, n) && strspn(q + 2, "abcdefghijklmnopqrstuvwxyz0123456789-") == n)
+            return true;
+    return false;
+}
+
 static void usage_options(const rs_command *cmd, FILE *f)
 {
     for (const char *p = strstr(cmd->usage, "--"); p; p = strstr(p + 2, "--")) {
         size_t n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
 
-        if (n && (p == cmd->usage || p[-1] != '-'))
-            fprintf(f, " --%.*s", (int)n, p + 2);
+        if (n && (p == cmd->usage || p[-1] != '-') && !seen_before(cmd->usage, p, n) && strncmp(p + 2, "help", n))
+            fprintf(f, "--%.*s ", (int)n, p + 2);
     }
-    fputs(" --help", f);
+    fputs("--help", f);
 }
 
 static void completion_options(FILE *f, const rs_command *cmd)
@@ -373,6 +380,23 @@ static int write_completion(FILE *f, const rs_command *const *commands, size_t n
     return fflush(f) == 0 ? EXIT_OK : EXIT_FAIL;
 }
 
+static int write_completion_file(const char *path, const rs_command *const *commands, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    int rc;
+
+    if (!f) {
+        fprintf(stderr, "reprosign: %s: %s\n", path, strerror(errno));
+        return EXIT_FAIL;
+    }
+    rc = write_completion(f, commands, n);
+    if (fclose(f) != 0 || rc != EXIT_OK) {
+        fprintf(stderr, "reprosign: %s: cannot write\n", path);
+        return EXIT_FAIL;
+    }
+    return EXIT_OK;
+}
+
 /* ---- consistency ---- */
 
 static bool usage_mentions(const rs_command *cmd, const char *name)
@@ -415,10 +439,12 @@ int cli_doc(const rs_command *const *commands, size_t n, int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "man"))
         return write_man_pages(argv[2], commands, n);
+    if (argc == 3 && !strcmp(argv[1], "completion"))
+        return write_completion_file(argv[2], commands, n);
     if (argc == 2 && !strcmp(argv[1], "completion"))
         return write_completion(stdout, commands, n);
     if (argc == 2 && !strcmp(argv[1], "check"))
         return check_all(commands, n);
-    fprintf(stderr, "usage: reprosign __doc (man OUTDIR | completion | check)\n");
+    fprintf(stderr, "usage: reprosign __doc (man OUTDIR | completion [FILE] | check)\n");
     return EXIT_USAGE;
 }

@@ -5,11 +5,23 @@
 #include "crypto/ossl.h"
 #include "ops/offline.h"
 #include "ops/ops.h"
+#include "service/proto.h"
 
 #define MAX_REQUEST (1024 * 1024)
 #define MAX_SIGNATURE_VALUE (64 * 1024)
 
 static int run(int argc, char **argv);
+
+static const struct option sign_longopts[] = {
+    { "key", required_argument, NULL, 'k' },       { "cert", required_argument, NULL, 'c' },
+    { "hash", required_argument, NULL, 'H' },      { "detached", no_argument, NULL, 'd' },
+    { "output", required_argument, NULL, 'o' },    { "no-signing-time", no_argument, NULL, 'T' },
+    { "addcert", required_argument, NULL, 'a' },   { "keyid", no_argument, NULL, 'K' },
+    { "prepare-offline", no_argument, NULL, 'P' }, { "finish", required_argument, NULL, 'F' },
+    { "signature", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
+    { "via", required_argument, NULL, 'V' },
+    { 0 },
+};
 
 const rs_command cmd_sign = {
     .name = "sign",
@@ -18,7 +30,8 @@ const rs_command cmd_sign = {
              "                      [--keyid] [--no-signing-time] [--addcert CERTS] [--output OUT] FILE\n"
              "       reprosign sign --prepare-offline --cert CERT [options] --output REQ FILE\n"
              "       reprosign sign --finish REQ --signature SIGVALUE [--cert CERT] [--detached]\n"
-             "                      [--output OUT] [FILE]\n\n"
+             "                      [--output OUT] [FILE]\n"
+             "       reprosign sign --via SOCKET --cert CERT [options] [--output OUT] FILE\n\n"
              "Signs FILE. Without --output the signed file is FILE.signed (as sbsign).\n"
              "--detached writes only the signature (DER) to OUT (default FILE.sig).\n"
              "signingTime comes from SOURCE_DATE_EPOCH when set, so equal inputs give\n"
@@ -31,13 +44,16 @@ const rs_command cmd_sign = {
              "it on the offline machine; --finish builds the signature around SIGVALUE,\n"
              "checked against the certificate: the detached signature to --output, or,\n"
              "given FILE, the signed file. The result equals one-step signing with the\n"
-             "same key and SOURCE_DATE_EPOCH byte for byte.",
+             "same key and SOURCE_DATE_EPOCH byte for byte.\n\n"
+             "--via has the signing service's socket sign instead of a local key: only the\n"
+             "request goes over the socket, and the output is the same as with --key.",
     .run = run,
+    .options = sign_longopts,
 };
 
 typedef struct sign_args {
     const char *key, *cert, *hash, *output, *addcert, *file;
-    const char *finish, *signature;
+    const char *finish, *signature, *via;
     bool detached, signing_time, key_id, prepare;
 } sign_args;
 
@@ -76,6 +92,28 @@ static int prepare(const sign_args *a, const rs_sign_options *opts)
     if (rs_offline_prepare(a->file, cert, chain, opts, &req, &err) < 0 ||
         rs_offline_request_write(&req, &json, &err) < 0 ||
         rs_write_file(a->output, json, strlen(json), 0644, &err) < 0)
+        return cli_fail(&err);
+    return EXIT_OK;
+}
+
+/* The service signs the one digest; the container is built here. */
+static int via_socket(const sign_args *a, const rs_sign_options *opts)
+{
+    _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
+    _cleanup_(rs_x509p) X509 *cert = NULL;
+    _cleanup_(rs_x509_stackp) STACK_OF(X509) *chain = NULL;
+    _cleanup_bytes_ rs_bytes value = { 0 }, der = { 0 };
+    _cleanup_free_ char *default_output = NULL;
+    rs_error err;
+
+    if (a->key || !a->cert)
+        return cli_usage(&cmd_sign, "--via needs --cert and takes no --key: the service holds the key");
+    if (!a->output && asprintf(&default_output, "%s%s", a->file, a->detached ? ".sig" : ".signed") < 0)
+        return EXIT_FAIL;
+    if (rs_cert_open(a->cert, &cert, &err) < 0 || (a->addcert && rs_load_certs(a->addcert, &chain, &err) < 0) ||
+        rs_offline_prepare(a->file, cert, chain, opts, &req, &err) < 0 || rs_sign_via(a->via, &req, &value, &err) < 0 ||
+        rs_offline_finish(&req, &value, &der, &err) < 0 ||
+        rs_op_emit(a->file, &der, req.cert, a->detached, a->output ? a->output : default_output, &err) < 0)
         return cli_fail(&err);
     return EXIT_OK;
 }
@@ -125,19 +163,10 @@ static int finish(const sign_args *a)
 
 static int parse(int argc, char **argv, sign_args *a)
 {
-    static const struct option longopts[] = {
-        { "key", required_argument, NULL, 'k' },       { "cert", required_argument, NULL, 'c' },
-        { "hash", required_argument, NULL, 'H' },      { "detached", no_argument, NULL, 'd' },
-        { "output", required_argument, NULL, 'o' },    { "no-signing-time", no_argument, NULL, 'T' },
-        { "addcert", required_argument, NULL, 'a' },   { "keyid", no_argument, NULL, 'K' },
-        { "prepare-offline", no_argument, NULL, 'P' }, { "finish", required_argument, NULL, 'F' },
-        { "signature", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     int c;
 
     *a = (sign_args){ .hash = "sha256", .signing_time = true };
-    while ((c = cli_getopt(&cmd_sign, argc, argv, "k:c:H:do:Ta:KPF:S:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_sign, argc, argv, "k:c:H:do:Ta:KPF:S:V:h", sign_longopts)) != -1) {
         switch (c) {
         case 'k': a->key = optarg; break;
         case 'c': a->cert = optarg; break;
@@ -150,6 +179,7 @@ static int parse(int argc, char **argv, sign_args *a)
         case 'P': a->prepare = true; break;
         case 'F': a->finish = optarg; break;
         case 'S': a->signature = optarg; break;
+        case 'V': a->via = optarg; break;
         case -2: return EXIT_OK;
         default: return EXIT_USAGE;
         }
@@ -162,6 +192,8 @@ static int parse(int argc, char **argv, sign_args *a)
         return cli_usage(&cmd_sign, "expected one FILE");
     if (a->prepare && a->finish)
         return cli_usage(&cmd_sign, "--prepare-offline and --finish are separate steps");
+    if (a->via && (a->prepare || a->finish))
+        return cli_usage(&cmd_sign, "--via signs in one step; it takes no --prepare-offline or --finish");
     return -1;
 }
 
@@ -179,5 +211,7 @@ static int run(int argc, char **argv)
     if (rs_sign_options_init(&opts, a.hash, a.signing_time, &err) < 0)
         return cli_usage(&cmd_sign, "%s", err.msg);
     opts.use_key_id = a.key_id;
+    if (a.via)
+        return via_socket(&a, &opts);
     return a.prepare ? prepare(&a, &opts) : one_step(&a, &opts);
 }

@@ -54,6 +54,8 @@ static int print_json(const char *path, const rs_verification *v)
     if (cli_json_print(json_pack("{s:s, s:s, s:b, s:o}", "file", path, "format", v->format, "valid", v->ok,
                                  "signatures", sigs)) != EXIT_OK)
         return EXIT_FAIL;
+    if (!v->ok)
+        fprintf(stderr, "reprosign: %s: %s\n", path, v->count ? "no signature verifies" : "not signed");
     return v->ok ? EXIT_OK : EXIT_FAIL;
 }
 
@@ -91,6 +93,8 @@ static int uefi_json(const char *path, const uefi_verdict *u)
                                  "reason", u->ok ? NULL : u->reason, "image_hash", hash[0] ? hash : NULL,
                                  "signatures", sigs)) != EXIT_OK)
         return EXIT_FAIL;
+    if (!u->ok)
+        fprintf(stderr, "reprosign: %s: rejected: %s\n", path, u->reason);
     return u->ok ? EXIT_OK : EXIT_FAIL;
 }
 

@@ -161,6 +161,15 @@ static int step(rs_pkgtree *t, walk *w, const char *comp, const char *path, int 
     return 0;
 }
 
+/* A hard link in a tarball carries no bytes: they come with the entry it
+ * names, which is what gets read. */
+static const char *hardlink_target(const rs_pkgtree *t, const char *name)
+{
+    const rs_deb_entry *e = t->is_deb ? rs_deb_index_find(&t->index, name) : NULL;
+
+    return e && e->type == RS_NODE_HARDLINK ? e->link : name;
+}
+
 int rs_pkgtree_resolve(rs_pkgtree *t, const char *path, char **resolved, rs_error *err)
 {
     walk w = { .rest = strdup(path) };
@@ -180,7 +189,7 @@ int rs_pkgtree_resolve(rs_pkgtree *t, const char *path, char **resolved, rs_erro
         return -1;
     if (!w.resolved[0])
         return rs_fail(err, "%s: not a regular file", path);
-    *resolved = strdup(w.resolved);
+    *resolved = strdup(hardlink_target(t, w.resolved));
     return *resolved ? 0 : rs_fail(err, "out of memory");
 }
 

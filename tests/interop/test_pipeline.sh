@@ -136,6 +136,19 @@ for link in abs rel; do
         sign_template "$WORK/link-$link.json" --packages "$WORK/evil-debs" --output "$WORK/refused-deb-$link"
 done
 
+# A hard link in a .deb carries no bytes of its own: they are read from the
+# entry it names, and the signature is the same as for that file.
+mkdir -p "$WORK/hl/DEBIAN" "$WORK/hl/usr/lib/shim" "$WORK/hldebs"
+printf 'Package: hardlinked\nVersion: 1.0\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: t\n' >"$WORK/hl/DEBIAN/control"
+cp "$unsigned_root/usr/lib/shim/fbx64.efi" "$WORK/hl/usr/lib/shim/a.efi"
+ln "$WORK/hl/usr/lib/shim/a.efi" "$WORK/hl/usr/lib/shim/b.efi"
+dpkg-deb -b "$WORK/hl" "$WORK/hldebs/hl.deb" >/dev/null 2>&1
+evil hardlink '{"hardlinked": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/a.efi"}, {"sig_type": "efi", "file": "usr/lib/shim/b.efi"}]}}'
+check "a hard-linked file in a .deb is signed" \
+    sign_template "$WORK/hardlink.json" --packages "$WORK/hldebs" --output "$WORK/hardlinked"
+check "... like the file it links to" \
+    cmp -s "$WORK/hardlinked/signatures/hardlinked/usr/lib/shim/a.efi.sig" "$WORK/hardlinked/signatures/hardlinked/usr/lib/shim/b.efi.sig"
+
 # Several versions of one package: the template's version decides.
 mkdir -p "$WORK/twover/DEBIAN" && cp -a "$unsigned_root/usr" "$WORK/twover/"
 sed "s/^Version: .*/Version: 99.0/" <(dpkg-deb -f "$unsigned_deb") >"$WORK/twover/DEBIAN/control"

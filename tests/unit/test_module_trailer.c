@@ -80,7 +80,7 @@ static void test_encode(void)
 
 static void test_accepted(void)
 {
-    uint8_t buf[1024];
+    uint8_t buf[1024] = { 0 };   /* parse() is also given bytes past what make_elf writes */
     module_layout m;
     rs_error err;
 
@@ -93,7 +93,7 @@ static void test_accepted(void)
 
 static void test_refused(void)
 {
-    uint8_t buf[1024];
+    uint8_t buf[1024] = { 0 };   /* parse() is also given bytes past what make_elf writes */
     module_layout m;
     rs_error err;
     size_t len;

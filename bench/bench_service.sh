@@ -1,0 +1,39 @@
+#!/bin/bash
+# Socket signing throughput of the signing service (signatures/s with 1, 8
+# and 50 concurrent clients) against one process signing the same digests
+# as a batch with the same key. Goal: at 8 clients, at least 80% of batch.
+#   bench/bench_service.sh [BUILD-DIR] [SIGNATURES]
+set -euo pipefail
+build=${1:-build}
+n=${2:-2000}
+src=$(cd "$(dirname "$0")/.." && pwd)
+reprosign=$build/reprosign
+helper=$build/bench_service_sign
+file=$src/build/fixtures/root/shim-unsigned/usr/lib/shim/fbx64.efi
+[ -x "$helper" ] || { echo "build $helper first" >&2; exit 1; }
+[ -f "$file" ] || { echo "run the tests once to fetch the shim fixtures" >&2; exit 1; }
+# BENCH_DIR picks the file system (the log syncs each batch of entries).
+work=$(mktemp -d -p "${BENCH_DIR:-/tmp}")
+trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+openssl req -new -x509 -newkey rsa:2048 -nodes -sha256 -days 30 -subj "/CN=bench" \
+    -keyout "$work/k.pem" -out "$work/c.pem" 2>/dev/null
+mkdir -p "$work/out"
+cat >"$work/config.json" <<JSON
+{"archive": "$work/none", "requests": "$work/none.json", "output": "$work/out", "log": "$work/log",
+ "keys": {"efi": {"key": "$work/k.pem", "cert": "$work/c.pem"}},
+ "socket": {"path": "$work/s", "allow_uids": [$(id -u)]}, "poll_interval": 3600}
+JSON
+"$reprosign" service init --state "$work/state" --config "$work/config.json"
+"$reprosign" service run --state "$work/state" 2>/dev/null &
+pid=$!
+for _ in $(seq 100); do [ -S "$work/s" ] && break; sleep 0.1; done
+
+batch=$("$helper" "$work/k.pem" "$work/c.pem" "$file" - 0 "$n")
+printf 'RSA-2048, %d signatures, %d cores\n' "$n" "$(nproc)"
+printf '%-28s %10s sig/s\n' "batch (one process)" "$batch"
+for c in 1 8 50; do
+    r=$("$helper" "$work/k.pem" "$work/c.pem" "$file" "$work/s" "$c" "$n")
+    printf '%-28s %10s sig/s  (%s%% of batch)\n' "socket, $c client(s)" "$r" \
+        "$(echo "scale=0; 100 * $r / $batch" | bc)"
+done
+"$reprosign" log verify "$work/log" | head -1

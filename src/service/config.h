@@ -1,0 +1,46 @@
+/* The signing service's configuration: one JSON file (see README.md,
+ * "Signing service"). Everything is validated when it is read, so the
+ * service never starts with a half-understood configuration. */
+#ifndef RS_SERVICE_CONFIG_H
+#define RS_SERVICE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "pipeline/files_json.h"
+
+typedef struct rs_key_spec {
+    char *key;       /* file path or pkcs11: URI */
+    char *cert;
+} rs_key_spec;
+
+typedef struct rs_service_config {
+    char *archive;               /* a local Debian repository: dists/, pool/ */
+    char *archive_keyring;       /* when set, dists/<suite>/Release.gpg must verify */
+    char *requests;              /* requests.json */
+    char *requests_signature;    /* its detached signature */
+    char *requests_keyring;      /* when set, the signature must verify */
+    rs_key_spec keys[2];         /* by rs_sig_type; key NULL when not configured */
+    rs_key_spec log_key;         /* signs tree heads; defaults to a signing key */
+    char *allowlist;             /* trusted_certs fingerprints */
+    char *output;                /* the upload directory */
+    char *log_dir;               /* the exported transparency log; NULL: STATE/log */
+    char **embargoed_suites;
+    size_t n_embargoed_suites;
+    char *socket;                /* NULL: no build-time socket */
+    unsigned *uids;              /* who may use the socket */
+    size_t n_uids;
+    unsigned *gids;
+    size_t n_gids;
+    unsigned poll_interval;      /* seconds between looks at requests.json */
+} rs_service_config;
+
+int rs_service_config_parse(const char *text, size_t len, rs_service_config *out, rs_error *err);
+int rs_service_config_load(const char *path, rs_service_config *out, rs_error *err);
+void rs_service_config_free(rs_service_config *c);
+
+bool rs_service_config_embargoed(const rs_service_config *c, const char *suite);
+
+#endif

@@ -1,0 +1,29 @@
+/* The build-time socket's wire format: each message is a 4-byte
+ * big-endian length and that many bytes of JSON. A client sends the
+ * offline-signing request (ops/offline.h) as it is; the service answers
+ * {"ok": true, "signature": BASE64, "log_index": N} with the raw signature
+ * value, or {"ok": false, "error": TEXT}. */
+#ifndef RS_PROTO_H
+#define RS_PROTO_H
+
+#include <jansson.h>
+
+#include "base/bytes.h"
+#include "base/error.h"
+#include "ops/offline.h"
+
+#define RS_PROTO_MAX_FRAME (1024 * 1024)
+
+int rs_frame_write(int fd, const char *data, size_t len, rs_error *err);
+/* *eof is set (and 0 returned) when the peer closed before a frame began. */
+int rs_frame_read(int fd, rs_bytes *out, bool *eof, rs_error *err);
+
+/* ---- the client side ---- */
+
+int rs_client_connect(const char *path, int *fd, rs_error *err);
+/* Sends one request on a connection and waits for its signature value. */
+int rs_client_sign(int fd, const rs_offline_request *r, rs_bytes *sig, uint64_t *log_index, rs_error *err);
+/* Connects, signs one request, disconnects. Errors are prefixed with the socket. */
+int rs_sign_via(const char *path, const rs_offline_request *r, rs_bytes *sig, rs_error *err);
+
+#endif

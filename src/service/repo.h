@@ -1,0 +1,69 @@
+/* A local Debian repository, read the way apt reads one: the suite's
+ * Release file vouches (by SHA-256) for the Packages indices, which
+ * vouch for each .deb. Nothing is read from pool/ before its hash is
+ * known, and every .deb is copied and checked before anyone parses it. */
+#ifndef RS_REPO_H
+#define RS_REPO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/bytes.h"
+#include "base/error.h"
+
+/* One deb822 paragraph: fields in file order, continuation lines joined
+ * with '\n' (the leading space of each is dropped). */
+typedef struct rs_deb822_field {
+    char *name;
+    char *value;
+} rs_deb822_field;
+
+typedef struct rs_deb822 {
+    rs_deb822_field *fields;
+    size_t n;
+} rs_deb822;
+
+int rs_deb822_parse(const char *text, size_t len, rs_deb822 **paras, size_t *n, rs_error *err);
+void rs_deb822_free(rs_deb822 *paras, size_t n);
+/* Field names compare case-insensitively, as in Debian policy. */
+const char *rs_deb822_get(const rs_deb822 *p, const char *name);
+
+typedef struct rs_repo_package {
+    char *package;
+    char *version;
+    char *architecture;
+    char *filename;          /* relative to the repository root, validated */
+    uint64_t size;
+    uint8_t sha256[32];
+} rs_repo_package;
+
+void rs_repo_package_free(rs_repo_package *p);
+
+typedef struct rs_repo {
+    const char *root;
+    const char *keyring;     /* when set, Release.gpg must verify with it */
+} rs_repo;
+
+/* Finds package at exactly version, built for arch or "all", in suite. */
+int rs_repo_find(const rs_repo *r, const char *suite, const char *arch, const char *package, const char *version,
+                 rs_repo_package *out, rs_error *err);
+/* Copies the .deb to dest, checking its size and SHA-256 on the way. */
+int rs_repo_fetch(const rs_repo *r, const rs_repo_package *p, const char *dest, rs_error *err);
+
+/* Parsers of untrusted text, exposed for the fuzzer. */
+typedef struct rs_release_file {
+    char *path;
+    uint64_t size;
+    uint8_t sha256[32];
+} rs_release_file;
+
+int rs_release_parse(const char *text, size_t len, rs_release_file **files, size_t *n, rs_error *err);
+void rs_release_files_free(rs_release_file *files, size_t n);
+int rs_packages_find(const char *text, size_t len, const char *package, const char *version, const char *arch,
+                     rs_repo_package *out, bool *found, rs_error *err);
+
+/* A suite or codename: letters, digits, '.', '_', '-', not starting with '.'. */
+bool rs_valid_suite(const char *s);
+
+#endif

@@ -1,0 +1,365 @@
+#include "service/server.h"
+
+#include <errno.h>
+#include <openssl/sha.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "crypto/ossl.h"
+#include "ops/offline.h"
+#include "service/proto.h"
+
+#define MAX_CLIENTS 1024
+#define CLIENT_TIMEOUT_S 60
+
+typedef struct client {
+    rs_server *server;
+    int fd;
+    struct ucred cred;
+    unsigned long serial;
+} client;
+
+struct rs_server {
+    rs_server_options o;
+    int listen_fd;
+    pthread_t acceptor;
+    pthread_mutex_t mu;
+    pthread_cond_t idle;
+    int fds[MAX_CLIENTS];        /* open connections, -1 when free */
+    size_t active;
+    bool stopping;
+    unsigned long serial;
+};
+
+static void note(rs_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note(rs_server *s, const char *fmt, ...)
+{
+    char line[RS_ERROR_MAX + 128];
+    va_list ap;
+
+    if (!s->o.note)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    s->o.note(s->o.note_ctx, line);
+}
+
+static bool allowed(const rs_service_config *c, const struct ucred *cred)
+{
+    for (size_t i = 0; i < c->n_uids; i++)
+        if (c->uids[i] == cred->uid)
+            return true;
+    for (size_t i = 0; i < c->n_gids; i++)
+        if (c->gids[i] == cred->gid)
+            return true;
+    return false;
+}
+
+static int answer(int fd, json_t *doc, rs_error *err)
+{
+    _cleanup_free_ char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+
+    json_decref(doc);
+    if (!text)
+        return rs_fail(err, "out of memory");
+    return rs_frame_write(fd, text, strlen(text), err);
+}
+
+static int answer_error(int fd, const char *why, rs_error *err)
+{
+    return answer(fd, json_pack("{s:b, s:s}", "ok", 0, "error", why), err);
+}
+
+static rs_signer *signer_for(rs_server *s, X509 *cert)
+{
+    for (size_t i = 0; i < s->o.n_signers; i++)
+        if (s->o.signers[i] && X509_cmp(s->o.signers[i]->cert, cert) == 0)
+            return s->o.signers[i];
+    return NULL;
+}
+
+static json_t *log_entry(const client *c, const rs_offline_request *r, const rs_signer *signer, const rs_bytes *sig)
+{
+    char digest[RS_DIGEST_STR], fpr[65], sig_sha[2 * SHA256_DIGEST_LENGTH + 1];
+    uint8_t h[SHA256_DIGEST_LENGTH];
+
+    rs_digest_format(&r->image_digest, digest, sizeof(digest));
+    rs_x509_fingerprint(signer->cert, fpr);
+    SHA256(sig->data, sig->len, h);
+    rs_hex(h, sizeof(h), sig_sha);
+    return json_pack("{s:{s:I, s:I}, s:s, s:s?, s:s, s:s, s:s, s:I}", "client", "uid", (json_int_t)c->cred.uid, "gid",
+                     (json_int_t)c->cred.gid, "format", r->format->name, "path", r->file, "signed_digest", digest,
+                     "signer_fingerprint", fpr, "signature_sha256", sig_sha, "time",
+                     (json_int_t)(r->opts.signing_time ? r->opts.time : time(NULL)));
+}
+
+static json_t *b64(const rs_bytes *b)
+{
+    _cleanup_free_ char *text = malloc(4 * (b->len + 2) / 3 + 1);
+
+    if (!text)
+        return NULL;
+    EVP_EncodeBlock((uint8_t *)text, b->data, (int)b->len);
+    return json_string(text);
+}
+
+/* Signs one request; the value leaves only once its log entry is on disk. */
+static json_t *serve_request(client *c, const rs_bytes *frame, rs_error *err)
+{
+    rs_server *s = c->server;
+    rs_offline_request r = { 0 };
+    _cleanup_bytes_ rs_bytes sig = { 0 };
+    json_auto_t *entry = NULL;
+    rs_signer *signer;
+    uint64_t index = 0;
+    json_t *doc = NULL;
+
+    if (rs_offline_request_read((const char *)frame->data, frame->len, &r, err) < 0)
+        return NULL;
+    if (!(signer = signer_for(s, r.cert)))
+        rs_fail(err, "the service holds no key for the request's certificate");
+    else if (rs_offline_sign(&r, signer, &sig, err) == 0 && !(entry = log_entry(c, &r, signer, &sig)))
+        rs_fail(err, "out of memory");
+    if (entry && rs_translog_append(s->o.log, &entry, 1, &index, err) == 0)
+        doc = json_pack("{s:b, s:o, s:I}", "ok", 1, "signature", b64(&sig), "log_index", (json_int_t)index);
+    rs_offline_request_free(&r);
+    return doc;
+}
+
+static void serve_client(client *c)
+{
+    _cleanup_bytes_ rs_bytes frame = { 0 };
+    rs_error err;
+    bool eof = false;
+
+    for (;;) {
+        json_t *doc;
+
+        if (rs_frame_read(c->fd, &frame, &eof, &err) < 0 || eof)
+            break;
+        err.msg[0] = '\0';
+        if (!(doc = serve_request(c, &frame, &err)))
+            note(c->server, "socket: uid %u pid %d: refused: %s", (unsigned)c->cred.uid, (int)c->cred.pid, err.msg);
+        if ((doc ? answer(c->fd, doc, &err) : answer_error(c->fd, err.msg, &err)) < 0)
+            break;
+    }
+}
+
+static void forget(rs_server *s, int fd)
+{
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < MAX_CLIENTS; i++)
+        if (s->fds[i] == fd)
+            s->fds[i] = -1;
+    close(fd);
+    s->active--;
+    pthread_cond_broadcast(&s->idle);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *client_thread(void *arg)
+{
+    client *c = arg;
+
+    serve_client(c);
+    forget(c->server, c->fd);
+    free(c);
+    return NULL;
+}
+
+static bool track(rs_server *s, int fd)
+{
+    bool ok = false;
+
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; !s->stopping && !ok && i < MAX_CLIENTS; i++)
+        if (s->fds[i] < 0) {
+            s->fds[i] = fd;
+            s->active++;
+            ok = true;
+        }
+    pthread_mutex_unlock(&s->mu);
+    return ok;
+}
+
+static void refuse(rs_server *s, int fd, const char *why)
+{
+    rs_error err;
+
+    answer_error(fd, why, &err);
+    close(fd);
+}
+
+static void admit(rs_server *s, int fd)
+{
+    struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_S };
+    socklen_t len = sizeof(struct ucred);
+    char why[160];
+    pthread_attr_t attr;
+    pthread_t t;
+    client *c = calloc(1, sizeof(*c));
+
+    if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0) {
+        free(c);
+        close(fd);
+        return;
+    }
+    if (!allowed(s->o.config, &c->cred)) {
+        snprintf(why, sizeof(why), "uid %u (gid %u) is not allowed to use this signing socket",
+                 (unsigned)c->cred.uid, (unsigned)c->cred.gid);
+        note(s, "socket: pid %d: %s", (int)c->cred.pid, why);
+        free(c);
+        refuse(s, fd, why);
+        return;
+    }
+    if (!track(s, fd)) {
+        free(c);
+        refuse(s, fd, "the service is busy or stopping; try again");
+        return;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    c->server = s;
+    c->fd = fd;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, client_thread, c) != 0) {
+        free(c);
+        forget(s, fd);
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static void *accept_loop(void *arg)
+{
+    rs_server *s = arg;
+
+    for (;;) {
+        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        bool stopping;
+
+        pthread_mutex_lock(&s->mu);
+        stopping = s->stopping;
+        pthread_mutex_unlock(&s->mu);
+        if (stopping) {
+            if (fd >= 0)
+                close(fd);
+            return NULL;
+        }
+        if (fd >= 0)
+            admit(s, fd);
+        else if (errno != EINTR && errno != ECONNABORTED && errno != EMFILE && errno != ENFILE)
+            return NULL;
+        else if (errno == EMFILE || errno == ENFILE)
+            usleep(100000);
+    }
+}
+
+/* A socket file left by a killed service is replaced; a live one is not. */
+static int clear_stale(const char *path, const struct sockaddr_un *addr, rs_error *err)
+{
+    struct stat st;
+    _cleanup_close_ int probe = -1;
+
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : rs_fail(err, "%s: %s", path, strerror(errno));
+    if (!S_ISSOCK(st.st_mode))
+        return rs_fail(err, "%s: exists and is not a socket", path);
+    probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe >= 0 && connect(probe, (const struct sockaddr *)addr, sizeof(*addr)) == 0)
+        return rs_fail(err, "%s: another service is listening on it", path);
+    return unlink(path) == 0 ? 0 : rs_fail(err, "%s: %s", path, strerror(errno));
+}
+
+static int listen_on(const char *path, int *out, rs_error *err)
+{
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    _cleanup_close_ int fd = -1;
+
+    if (strlen(path) >= sizeof(addr.sun_path))
+        return rs_fail(err, "%s: the socket path is too long", path);
+    strcpy(addr.sun_path, path);
+    if (clear_stale(path, &addr, err) < 0)
+        return -1;
+    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+        return rs_fail(err, "socket: %s", strerror(errno));
+    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    /* Anyone may connect; SO_PEERCRED decides, so a refused build gets
+     * a reason instead of EACCES. */
+    if (chmod(path, 0666) < 0 || listen(fd, 256) < 0) {
+        unlink(path);
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    }
+    *out = TAKE_FD(fd);
+    return 0;
+}
+
+int rs_server_start(const rs_server_options *o, rs_server **out, rs_error *err)
+{
+    rs_server *s = calloc(1, sizeof(*s));
+
+    *out = NULL;
+    if (!s)
+        return rs_fail(err, "out of memory");
+    s->o = *o;
+    for (size_t i = 0; i < MAX_CLIENTS; i++)
+        s->fds[i] = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->idle, NULL);
+    if (listen_on(o->config->socket, &s->listen_fd, err) < 0) {
+        free(s);
+        return -1;
+    }
+    if (pthread_create(&s->acceptor, NULL, accept_loop, s) != 0) {
+        close(s->listen_fd);
+        unlink(o->config->socket);
+        free(s);
+        return rs_fail(err, "cannot start the socket thread");
+    }
+    *out = s;
+    return 0;
+}
+
+/* accept() does not return for a flag: connect once so it looks. */
+static void wake_acceptor(rs_server *s)
+{
+    rs_error err;
+    int fd = -1;
+
+    if (rs_client_connect(s->o.config->socket, &fd, &err) == 0)
+        close(fd);
+    else
+        shutdown(s->listen_fd, SHUT_RDWR);
+}
+
+void rs_server_stop(rs_server *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->stopping = true;
+    for (size_t i = 0; i < MAX_CLIENTS; i++)
+        if (s->fds[i] >= 0)
+            shutdown(s->fds[i], SHUT_RDWR);
+    pthread_mutex_unlock(&s->mu);
+    wake_acceptor(s);
+    pthread_join(s->acceptor, NULL);
+    close(s->listen_fd);
+    unlink(s->o.config->socket);
+    pthread_mutex_lock(&s->mu);
+    while (s->active > 0)
+        pthread_cond_wait(&s->idle, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->idle);
+    free(s);
+}

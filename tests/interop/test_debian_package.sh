@@ -1,0 +1,33 @@
+#!/bin/bash
+# Builds the Debian package from a copy of the source (dpkg-buildpackage
+# -us -uc -b, which runs the network-free tests), checks what it installs,
+# and runs lintian on it. Slow: runs only with REPROSIGN_TEST_PACKAGE=1
+# (scripts/test.sh sets it).
+. "$TESTS_DIR/lib.sh"
+[ "${REPROSIGN_TEST_PACKAGE:-0}" = 1 ] || { echo "SKIP: set REPROSIGN_TEST_PACKAGE=1 to build the package"; exit 77; }
+need_tool dpkg-buildpackage; need_tool dh; need_tool git
+src=$(cd "$TESTS_DIR/.." && pwd)
+
+# The tracked and new files only: no build directories or fixtures.
+mkdir -p "$WORK/pkg/reprosign"
+(cd "$src" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$WORK/pkg/reprosign")
+check "dpkg-buildpackage -us -uc -b builds the package (and runs its tests)" bash -c "
+    cd '$WORK/pkg/reprosign' && env -u REPROSIGN_TEST_PACKAGE DEB_BUILD_OPTIONS=parallel=\$(nproc) dpkg-buildpackage -us -uc -b >'$WORK/build.log' 2>&1 ||
+    { tail -n 40 '$WORK/build.log'; exit 1; }"
+deb=$(ls "$WORK"/pkg/reprosign_*.deb 2>/dev/null | head -n 1)
+check "a reprosign .deb" test -n "$deb"
+dpkg-deb -c "$deb" >"$WORK/contents" 2>/dev/null
+check "... installs /usr/bin/reprosign" grep -q ' \./usr/bin/reprosign$' "$WORK/contents"
+check "... the man pages" bash -c "grep -q 'usr/share/man/man1/reprosign.1.gz' '$WORK/contents' &&
+    grep -q 'usr/share/man/man1/reprosign-sign-template.1.gz' '$WORK/contents'"
+check "... the bash completion" grep -q 'usr/share/bash-completion/completions/reprosign$' "$WORK/contents"
+check "... and depends on libarchive13 (loaded with dlopen)" bash -c "dpkg-deb -f '$deb' Depends | grep -q libarchive13"
+if command -v lintian >/dev/null; then
+    lintian --fail-on error "$WORK"/pkg/reprosign_*.changes >"$WORK/lintian.log" 2>&1
+    rc=$?
+    sed 's/^/    lintian: /' "$WORK/lintian.log"
+    check "lintian reports no errors" test "$rc" -eq 0
+else
+    echo "note: lintian is not installed"
+fi
+finish

@@ -1,0 +1,71 @@
+#!/bin/bash
+# kill -9 at random moments: whatever state a pass dies in, the next pass
+# finishes every request exactly once (one output directory, one set of
+# log entries, no temporary files left in the output directory) and the
+# log still verifies.
+. "$TESTS_DIR/lib.sh"
+need_fixtures shim
+. "$TESTS_DIR/interop/service_lib.sh"
+
+TRIALS=${SERVICE_CRASH_TRIALS:-20}
+repo=$WORK/repo
+make_repo "$repo"
+
+# How long an uninterrupted pass takes, to spread the kills over it.
+write_config ref "$repo"
+svc init --state "$WORK/ref-state" --config "$WORK/ref.json"
+start=$(date +%s%N)
+check "an uninterrupted pass" svc run --state "$WORK/ref-state" --once
+span_ms=$(( ($(date +%s%N) - start) / 1000000 + 50 ))
+echo "# a pass takes ~${span_ms} ms"
+
+check_done() {  # check_done TRIAL NAME
+    local t=$1 name=$2 state=$WORK/$2-state out=$WORK/$2-out log=$WORK/$2-log
+    python3 - "$state" "$out" "$log" "$id1" "$id2" "$REPROSIGN" <<'PY'
+import collections, hashlib, io, json, os, subprocess, sys, tarfile
+state, out, log, ids, reprosign = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:6], sys.argv[6]
+st = json.loads(subprocess.check_output([reprosign, 'service', 'status', '--state', state, '--json']))
+assert sorted(r['id'] for r in st['requests']) == sorted(ids), st
+assert all(r['status'] == 'published' for r in st['requests']), st
+assert sorted(os.listdir(out)) == sorted(ids), os.listdir(out)      # nothing hidden, nothing partial
+entries = [json.loads(l) for l in open(os.path.join(log, 'entries.jsonl'))]
+count = collections.Counter((e['request'], e['path']) for e in entries)
+assert len(entries) == 4 and all(v == 1 for v in count.values()), count
+subprocess.check_call([reprosign, 'log', 'verify', log], stdout=subprocess.DEVNULL)
+for r in st['requests']:
+    d = os.path.join(out, r['id'])
+    names = sorted(os.listdir(d))
+    assert names == sorted(o['name'] for o in r['outputs']), names
+    for o in r['outputs']:
+        assert hashlib.sha256(open(os.path.join(d, o['name']), 'rb').read()).hexdigest() == o['sha256']
+    with tarfile.open(os.path.join(d, 'signatures.tar.xz')) as t:
+        sigs = {m.name[len('shim-unsigned/'):-4]: hashlib.sha256(t.extractfile(m).read()).hexdigest()
+                for m in t.getmembers() if m.isfile()}
+    logged = {e['path']: e['signature_sha256'] for e in entries if e['request'] == r['id']}
+    assert sigs == logged, (sigs, logged)       # the log records exactly what was published
+PY
+}
+
+for t in $(seq 1 "$TRIALS"); do
+    name=t$t
+    write_config "$name" "$repo"
+    svc init --state "$WORK/$name-state" --config "$WORK/$name.json"
+    kills=$(( RANDOM % 2 + 1 ))
+    for k in $(seq 1 "$kills"); do
+        delay=$(( RANDOM % span_ms ))
+        "$REPROSIGN" service run --state "$WORK/$name-state" --once >/dev/null 2>&1 &
+        pid=$!
+        sleep "$(printf '0.%03d' "$delay")"
+        kill -9 "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    svc run --state "$WORK/$name-state" --once >"$WORK/$name.log" 2>&1
+    rc=$?
+    if [ "$rc" = 0 ] && check_done "$t" "$name" >"$WORK/$name.check" 2>&1; then
+        pass "trial $t: killed $kills time(s), then every request done exactly once; the log verifies"
+    else
+        fail "trial $t (kills: $kills, rc $rc)"; sed 's/^/    /' "$WORK/$name.log" "$WORK/$name.check"
+    fi
+    rm -rf "$WORK/$name-state/staging" 2>/dev/null
+done
+finish

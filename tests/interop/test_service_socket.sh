@@ -1,0 +1,132 @@
+#!/bin/bash
+# The build-time socket: 50 clients at once, 20 signatures each, every one
+# byte-identical to signing locally with the same key; each logged; a uid
+# not on the allowlist refused with a clear error.
+. "$TESTS_DIR/lib.sh"
+need_fixtures shim
+need_tool setpriv
+CLIENTS=${SOCKET_CLIENTS:-50}
+PER_CLIENT=${SOCKET_SIGNATURES:-20}
+
+make_key db
+chmod 755 "$WORK"   # the refused client runs as nobody and must reach its files
+export SOURCE_DATE_EPOCH=1700000000
+mkdir -p "$WORK/files" "$WORK/ref" "$WORK/got" "$WORK/out"
+# Ten distinct images: the real shim binaries and variants of them.
+for i in 0 1 2 3 4; do
+    for f in fbx64 mmx64; do
+        cp "$FIXTURES/root/shim-unsigned/usr/lib/shim/$f.efi" "$WORK/files/$f-$i.efi"
+        [ "$i" = 0 ] || printf '%s' "$i" | dd of="$WORK/files/$f-$i.efi" bs=1 seek=4000 conv=notrunc status=none
+    done
+done
+chmod -R a+rX "$WORK/files" "$WORK/db.crt"
+files=("$WORK"/files/*.efi)
+for f in "${files[@]}"; do
+    "$REPROSIGN" sign --key "$WORK/db.key" --cert "$WORK/db.crt" --detached --output "$WORK/ref/$(basename "$f").sig" "$f"
+done
+
+sock=$WORK/sign.sock
+cat >"$WORK/config.json" <<JSON
+{
+  "archive": "$WORK/no-archive",
+  "requests": "$WORK/no-requests.json",
+  "keys": {"efi": {"key": "$WORK/db.key", "cert": "$WORK/db.crt"}},
+  "output": "$WORK/out",
+  "log": "$WORK/log",
+  "socket": {"path": "$sock", "allow_uids": [$(id -u)]},
+  "poll_interval": 3600
+}
+JSON
+"$REPROSIGN" service init --state "$WORK/state" --config "$WORK/config.json"
+"$REPROSIGN" service run --state "$WORK/state" 2>"$WORK/service.log" &
+service_pid=$!
+trap 'kill "$service_pid" 2>/dev/null; rm -rf "$WORK"' EXIT
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+check "the service listens" test -S "$sock"
+
+client() {  # client N: PER_CLIENT signatures over the files, round robin
+    local c=$1 i f
+    for i in $(seq 1 "$PER_CLIENT"); do
+        f=${files[$(( (c * PER_CLIENT + i) % ${#files[@]} ))]}
+        "$REPROSIGN" sign --via "$sock" --cert "$WORK/db.crt" --detached \
+            --output "$WORK/got/$c-$i-$(basename "$f").sig" "$f" || echo "client $c signature $i failed" >>"$WORK/errors"
+    done
+}
+start=$(date +%s%N)
+for c in $(seq 1 "$CLIENTS"); do client "$c" & done
+wait $(jobs -p | grep -vx "$service_pid")
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+total=$((CLIENTS * PER_CLIENT))
+echo "# $total signatures from $CLIENTS concurrent clients in $ms ms"
+check "no client failed" test ! -s "$WORK/errors"
+check "$total signatures received" test "$(ls "$WORK/got" | wc -l)" = "$total"
+bad=0
+for g in "$WORK"/got/*.sig; do
+    name=${g##*/}; name=${name#*-*-}
+    cmp -s "$g" "$WORK/ref/$name" || bad=$((bad + 1))
+done
+check "every one byte-identical to signing locally with the same key" test "$bad" = 0
+check "an attached --via signature equals a local one" bash -c "
+    '$REPROSIGN' sign --via '$sock' --cert '$WORK/db.crt' --output '$WORK/via.efi' '${files[0]}' &&
+    '$REPROSIGN' sign --key '$WORK/db.key' --cert '$WORK/db.crt' --output '$WORK/local.efi' '${files[0]}' &&
+    cmp '$WORK/via.efi' '$WORK/local.efi'"
+check "every signature is in the log, which verifies" bash -c "
+    '$REPROSIGN' log verify '$WORK/log' >/dev/null && [ \$(wc -l <'$WORK/log/entries.jsonl') = $((total + 1)) ]"
+check "the log records each request's client and digest" python3 -c "
+import json
+e = [json.loads(l) for l in open('$WORK/log/entries.jsonl')]
+assert all(x['client']['uid'] == $(id -u) and x['signed_digest'].startswith('sha256:') and x['format'] == 'pe' for x in e)
+"
+
+refuses "a uid not on the allowlist is refused" "$WORK/nobody.sig" \
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+    "$REPROSIGN" sign --via "$sock" --cert "$WORK/db.crt" --detached --output "$WORK/nobody.sig" "${files[0]}"
+check "... with a clear reason" grep -q "uid 65534 (gid 65534) is not allowed to use this signing socket" "$WORK/.err"
+check "... and the service says so too" grep -q "uid 65534 .* not allowed" "$WORK/service.log"
+make_key other
+chmod a+r "$WORK/other.crt"
+refuses "a certificate the service holds no key for" "$WORK/other.sig" \
+    "$REPROSIGN" sign --via "$sock" --cert "$WORK/other.crt" --detached --output "$WORK/other.sig" "${files[0]}"
+refuses "a request that is not one" "" python3 -c "
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX); s.connect('$sock')
+m = b'{\"type\": \"nonsense\"}'; s.sendall(struct.pack('>I', len(m)) + m)
+n = struct.unpack('>I', s.recv(4))[0]; a = s.recv(n).decode()
+sys.stderr.write('reprosign: ' + a + '\n'); sys.exit(1 if 'not a reprosign offline-signing request' in a else 3)"
+check "the log is unchanged by refusals" test "$(wc -l <"$WORK/log/entries.jsonl")" = $((total + 1))
+
+kill "$service_pid"; wait "$service_pid"
+check "SIGTERM stops the service and removes the socket" test ! -e "$sock"
+
+# kill -9 under load: every signature a client received is in the log,
+# and the restarted service covers what the crash left without a head.
+before=$(wc -l <"$WORK/log/entries.jsonl")
+"$REPROSIGN" service run --state "$WORK/state" 2>>"$WORK/service.log" &
+service_pid=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+mkdir -p "$WORK/load"
+for c in $(seq 1 8); do
+    ( for i in $(seq 1 200); do
+        "$REPROSIGN" sign --via "$sock" --cert "$WORK/db.crt" --detached --output "$WORK/load/$c-$i.sig" "${files[0]}" 2>/dev/null || break
+      done ) &
+done
+sleep 1.5
+kill -9 "$service_pid"
+wait 2>/dev/null
+received=$(ls "$WORK/load" | wc -l)
+logged=$(( $(wc -l <"$WORK/log/entries.jsonl") - before ))
+echo "# killed under load: $received signatures received, $logged logged"
+check "after kill -9 under load, every signature received is logged" test "$received" -le "$logged"
+"$REPROSIGN" service run --state "$WORK/state" 2>>"$WORK/service.log" &
+service_pid=$!
+# The socket file of the killed service is still there: wait for the new
+# one to answer instead.
+for _ in $(seq 100); do
+    "$REPROSIGN" sign --via "$sock" --cert "$WORK/db.crt" --detached --output "$WORK/probe.sig" "${files[0]}" 2>/dev/null && break
+    sleep 0.1
+done
+check "the restarted service serves again" test -s "$WORK/probe.sig"
+kill "$service_pid"; wait "$service_pid"
+check "... and the log verifies: the restart covered what the crash left without a head" \
+    "$REPROSIGN" log verify "$WORK/log"
+finish
