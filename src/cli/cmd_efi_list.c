@@ -96,7 +96,7 @@ static int list_auth(const authvar *a, json_t *doc, rs_error *err)
 {
     _cleanup_(rs_x509p) X509 *signer = NULL;
     _cleanup_free_ char *subject = NULL;
-    lister l = { doc ? json_array() : NULL, "" };
+    lister l = { NULL, "" };
     char ts[32];
 
     if (authvar_signer(a, &signer, err) < 0)
@@ -105,8 +105,11 @@ static int list_auth(const authvar *a, json_t *doc, rs_error *err)
     efi_time_format(a->timestamp, ts);
     if (!doc)
         printf("timestamp: %s\nsigned by: %s\nsignature: %zu bytes\n", ts, subject ? subject : "?", a->pkcs7_len);
-    if (list_esl(a->data, a->data_len, &l, err) < 0)
+    l.entries = doc ? json_array() : NULL;
+    if (list_esl(a->data, a->data_len, &l, err) < 0) {
+        json_decref(l.entries);
         return -1;
+    }
     if (doc)
         json_object_set_new(doc, "auth", json_pack("{s:s, s:s?, s:I, s:o}", "timestamp", ts, "signer", subject,
                                                    "signature_length", (json_int_t)a->pkcs7_len, "entries",
