@@ -15,6 +15,7 @@
 
 #include "crypto/signer.h"
 #include "crypto/trust.h"
+#include "formats/format.h"
 
 static const char fuzz_key_pem[] =
     "-----BEGIN PRIVATE KEY-----\n"
@@ -72,6 +73,17 @@ static inline void fuzz_memfd_fill(int fd, const void *data, size_t len)
 {
     if (ftruncate(fd, 0) < 0 || (len && pwrite(fd, data, len, 0) != (ssize_t)len))
         fuzz_die("cannot fill memfd", NULL);
+}
+
+/* Rewrites an image into the memfd `fd`, from its start. */
+static inline int fuzz_rewrite(rs_image *img, const rs_edit *edit, int fd, rs_error *err)
+{
+    rs_output out = { .fd = fd };
+
+    fuzz_memfd_fill(fd, NULL, 0);
+    if (lseek(fd, 0, SEEK_SET) < 0)
+        fuzz_die("lseek", NULL);
+    return img->format->write(img, edit, &out, err);
 }
 
 /* An oracle failed: a real bug, not an input the parser refused. */

@@ -34,16 +34,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static int rewrite(rs_image *img, const rs_edit *edit, rs_error *err)
-{
-    rs_output out = { .fd = out_fd };
-
-    fuzz_memfd_fill(out_fd, NULL, 0);
-    if (lseek(out_fd, 0, SEEK_SET) < 0)
-        fuzz_die("lseek", NULL);
-    return img->format->write(img, edit, &out, err);
-}
-
 /* The module bytes never change: a rewrite must open as a module with
  * `want` signatures and the same digest, and carry `sig` if given. */
 static void check_rewrite(const rs_digest *orig, size_t want, const rs_bytes *sig)
@@ -109,17 +99,17 @@ static void exercise_rewrites(rs_image *img, const rs_digest *d, size_t n)
     rs_edit append = { .remove_index = -1, .n_append = 1 };
     rs_error err;
 
-    if (rewrite(img, &strip_all, &err) < 0)
+    if (fuzz_rewrite(img, &strip_all, out_fd, &err) < 0)
         fuzz_bug("cannot strip an opened module", err.msg);
     check_rewrite(d, 0, NULL);
-    if (n && rewrite(img, &strip_first, &err) == 0)
+    if (n && fuzz_rewrite(img, &strip_first, out_fd, &err) == 0)
         check_rewrite(d, 0, NULL);
     if (rs_image_sign(img, signer, &opts, &sig, &err) < 0)
         fuzz_bug("cannot sign an opened module", err.msg);
     if (img->format->check_binding(img, &sig, cert, &err) < 0)
         fuzz_bug("own signature does not bind", err.msg);
     append.append = &sig;
-    if (rewrite(img, &append, &err) == 0) {
+    if (fuzz_rewrite(img, &append, out_fd, &err) == 0) {
         if (n)
             fuzz_bug("appended a second signature", NULL);
         check_rewrite(d, 1, &sig);

@@ -49,17 +49,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* Rewrites the image into the output memfd. */
-static int rewrite(rs_image *img, const rs_edit *edit, rs_error *err)
-{
-    rs_output out = { .fd = out_fd };
-
-    fuzz_memfd_fill(out_fd, NULL, 0);
-    if (lseek(out_fd, 0, SEEK_SET) < 0)
-        fuzz_die("lseek", NULL);
-    return img->format->write(img, edit, &out, err);
-}
-
 /* A rewrite only touches the certificate table and the fields the digest
  * skips, so the result must open, carry `want` signatures and hash alike. */
 static void check_rewrite(const rs_digest *orig, size_t want, const rs_bytes *last)
@@ -167,16 +156,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_bug("extracted a signature past the count", NULL);
 
     rs_edit strip_all = { .remove_all = true, .remove_index = -1 };
-    if (rewrite(&img, &strip_all, &err) == 0)
+    if (fuzz_rewrite(&img, &strip_all, out_fd, &err) == 0)
         check_rewrite(&d, 0, NULL);
     if (n > 0) {
         rs_edit strip_first = { .remove_index = 0 };
-        if (rewrite(&img, &strip_first, &err) == 0)
+        if (fuzz_rewrite(&img, &strip_first, out_fd, &err) == 0)
             check_rewrite(&d, n - 1, NULL);
     }
     rs_bytes dummy = { .data = (uint8_t *)dummy_der, .len = sizeof(dummy_der) };
     rs_edit append = { .remove_index = -1, .append = &dummy, .n_append = 1 };
-    if (rewrite(&img, &append, &err) == 0)
+    if (fuzz_rewrite(&img, &append, out_fd, &err) == 0)
         check_rewrite(&d, n + 1, &dummy);
 
     /* A fresh signature must bind to the image and verify against its
@@ -188,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     expect_verdict(&img, &sig, &one_anchor, true, "own signature does not verify");
     expect_verdict(&img, &sig, &with_lists, true, "own signature does not verify with a dbx loaded");
     rs_edit attach = { .remove_index = -1, .append = &sig, .n_append = 1 };
-    if (rewrite(&img, &attach, &err) < 0)
+    if (fuzz_rewrite(&img, &attach, out_fd, &err) < 0)
         fuzz_bug("cannot attach own signature", err.msg);
     check_signed_copy(&d, n + 1, &sig);
     if (f->sign_digest) {
