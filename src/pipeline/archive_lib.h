@@ -10,6 +10,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "base/dlib.h"
 #include "base/error.h"
 
 #define RS_ARCHIVE_SYMBOLS(X)                                                                          \
@@ -26,8 +27,7 @@
     X(archive_write_open_fd) X(archive_write_set_bytes_in_last_block) X(archive_write_set_filter_option)                                  \
     X(archive_write_set_format_pax_restricted)
 
-#define RS_ARCHIVE_DECLARE(name) extern __typeof__(name) *sym_##name;
-RS_ARCHIVE_SYMBOLS(RS_ARCHIVE_DECLARE)
+RS_ARCHIVE_SYMBOLS(RS_DLIB_DECLARE)
 
 /* Loads libarchive once per process; safe from several threads. */
 int rs_archive_load(rs_error *err);

@@ -1,10 +1,11 @@
 #include "service/state.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "service/sqlite_lib.h"
 
 static const char *const status_names[] = { "pending", "signed", "held", "published", "failed" };
 
@@ -37,12 +38,13 @@ static int status_from(const char *name)
 
 static int db_fail(rs_state *s, rs_error *err, const char *what)
 {
-    return rs_fail(err, "state database: %s: %s", what, sqlite3_errmsg(s->db));
+    return rs_fail(err, "state database: %s: %s", what, sym_sqlite3_errmsg(s->db));
 }
 
 void rs_state_close(rs_state *s)
 {
-    sqlite3_close(s->db);
+    if (s->db)
+        sym_sqlite3_close(s->db);
     free(s);
 }
 
@@ -54,12 +56,14 @@ int rs_state_open(const char *path, bool create, rs_state **out, rs_error *err)
     *out = NULL;
     if (!s)
         return rs_fail(err, "out of memory");
-    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK)
-        return rs_fail(err, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
+    if (rs_sqlite_load(err) < 0)
+        return -1;
+    if (sym_sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK)
+        return rs_fail(err, "%s: %s", path, s->db ? sym_sqlite3_errmsg(s->db) : "cannot open");
     /* A transition reported done must survive a power cut, not only a kill. */
-    sqlite3_busy_timeout(s->db, 10000);
-    if (sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(s->db, "PRAGMA synchronous=FULL;", NULL, NULL, NULL) != SQLITE_OK)
+    sym_sqlite3_busy_timeout(s->db, 10000);
+    if (sym_sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK ||
+        sym_sqlite3_exec(s->db, "PRAGMA synchronous=FULL;", NULL, NULL, NULL) != SQLITE_OK)
         return db_fail(s, err, path);
     *out = TAKE_PTR(s);
     return 0;
@@ -67,7 +71,7 @@ int rs_state_open(const char *path, bool create, rs_state **out, rs_error *err)
 
 static int exec(rs_state *s, const char *sql, rs_error *err)
 {
-    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : db_fail(s, err, sql);
+    return sym_sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : db_fail(s, err, sql);
 }
 
 /* Binds text parameters 1..n (NULL binds SQL NULL), steps once. */
@@ -76,16 +80,16 @@ static int run(rs_state *s, const char *sql, const char *const *texts, size_t n,
     sqlite3_stmt *st = NULL;
     int rc;
 
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+    if (sym_sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, err, "prepare");
     for (size_t i = 0; i < n; i++)
-        sqlite3_bind_text(st, (int)i + 1, texts[i], -1, SQLITE_TRANSIENT);
-    rc = sqlite3_step(st);
-    sqlite3_finalize(st);
+        sym_sqlite3_bind_text(st, (int)i + 1, texts[i], -1, SQLITE_TRANSIENT);
+    rc = sym_sqlite3_step(st);
+    sym_sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return db_fail(s, err, "update");
     if (changes)
-        *changes = sqlite3_changes(s->db);
+        *changes = sym_sqlite3_changes(s->db);
     return 0;
 }
 
@@ -102,13 +106,13 @@ int rs_state_meta_get(rs_state *s, const char *key, char **value, rs_error *err)
     int rc;
 
     *value = NULL;
-    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL) != SQLITE_OK)
+    if (sym_sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, err, "prepare");
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW && !(*value = strdup((const char *)sqlite3_column_text(st, 0))))
+    sym_sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+    rc = sym_sqlite3_step(st);
+    if (rc == SQLITE_ROW && !(*value = strdup((const char *)sym_sqlite3_column_text(st, 0))))
         rc = SQLITE_NOMEM;
-    sqlite3_finalize(st);
+    sym_sqlite3_finalize(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(s, err, key);
 }
 
@@ -117,14 +121,14 @@ static int insert(rs_state *s, sqlite3_stmt *st, const rs_request *r, bool embar
 {
     const char *texts[] = { r->id, r->package, r->source, r->suite, r->codename, r->architecture, r->version };
 
-    sqlite3_reset(st);
+    sym_sqlite3_reset(st);
     for (int i = 0; i < 7; i++)
-        sqlite3_bind_text(st, i + 1, texts[i], -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 8, embargoed);
-    sqlite3_bind_int64(st, 9, now);
-    if (sqlite3_step(st) != SQLITE_DONE)
+        sym_sqlite3_bind_text(st, i + 1, texts[i], -1, SQLITE_TRANSIENT);
+    sym_sqlite3_bind_int(st, 8, embargoed);
+    sym_sqlite3_bind_int64(st, 9, now);
+    if (sym_sqlite3_step(st) != SQLITE_DONE)
         return db_fail(s, err, r->id);
-    *added += (size_t)sqlite3_changes(s->db);
+    *added += (size_t)sym_sqlite3_changes(s->db);
     return 0;
 }
 
@@ -137,7 +141,7 @@ int rs_state_add(rs_state *s, const rs_request_list *l, const bool *embargoed, i
     *added = 0;
     if (exec(s, "BEGIN IMMEDIATE", err) < 0)
         return -1;
-    if (sqlite3_prepare_v2(s->db,
+    if (sym_sqlite3_prepare_v2(s->db,
                            "INSERT OR IGNORE INTO requests(id, package, source, suite, codename, architecture,"
                            " version, embargoed, arrived, updated, status) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?9,"
                            "'pending')",
@@ -145,10 +149,10 @@ int rs_state_add(rs_state *s, const rs_request_list *l, const bool *embargoed, i
         rc = db_fail(s, err, "prepare");
     for (size_t i = 0; rc == 0 && i < l->n; i++)
         rc = insert(s, st, &l->items[i], embargoed[i], now, added, err);
-    sqlite3_finalize(st);
+    sym_sqlite3_finalize(st);
     if (rc == 0)
         return exec(s, "COMMIT", err);
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sym_sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return -1;
 }
 
@@ -164,7 +168,7 @@ void rs_state_rows_free(rs_state_row *rows, size_t n)
 
 static char *col(sqlite3_stmt *st, int i, bool *oom)
 {
-    const unsigned char *t = sqlite3_column_text(st, i);
+    const unsigned char *t = sym_sqlite3_column_text(st, i);
     char *copy = t ? strdup((const char *)t) : NULL;
 
     *oom |= t && !copy;
@@ -183,10 +187,10 @@ static int read_row(sqlite3_stmt *st, rs_state_row *row, rs_error *err)
     row->req.codename = col(st, 4, &oom);
     row->req.architecture = col(st, 5, &oom);
     row->req.version = col(st, 6, &oom);
-    row->req.embargoed = sqlite3_column_int(st, 7) != 0;
-    row->arrived = sqlite3_column_int64(st, 8);
-    row->updated = sqlite3_column_int64(st, 9);
-    status = status_from((const char *)sqlite3_column_text(st, 10));
+    row->req.embargoed = sym_sqlite3_column_int(st, 7) != 0;
+    row->arrived = sym_sqlite3_column_int64(st, 8);
+    row->updated = sym_sqlite3_column_int64(st, 9);
+    status = status_from((const char *)sym_sqlite3_column_text(st, 10));
     row->reason = col(st, 11, &oom);
     row->outputs = col(st, 12, &oom);
     row->entries = col(st, 13, &oom);
@@ -205,15 +209,15 @@ int rs_state_list(rs_state *s, int status, rs_state_row **rows, size_t *n, rs_er
 
     *rows = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(s->db,
+    if (sym_sqlite3_prepare_v2(s->db,
                            "SELECT id, package, source, suite, codename, architecture, version, embargoed, arrived,"
                            " updated, status, reason, outputs, entries FROM requests"
                            " WHERE ?1 IS NULL OR status = ?1 ORDER BY rowid",
                            -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, err, "prepare");
     if (status >= 0)
-        sqlite3_bind_text(st, 1, rs_req_status_name((rs_req_status)status), -1, SQLITE_STATIC);
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        sym_sqlite3_bind_text(st, 1, rs_req_status_name((rs_req_status)status), -1, SQLITE_STATIC);
+    while (rc == 0 && (step = sym_sqlite3_step(st)) == SQLITE_ROW) {
         rs_state_row *grown = realloc(*rows, (*n + 1) * sizeof(*grown));
 
         if (!grown) {
@@ -227,7 +231,7 @@ int rs_state_list(rs_state *s, int status, rs_state_row **rows, size_t *n, rs_er
     }
     if (rc == 0 && step != SQLITE_DONE)
         rc = db_fail(s, err, "select");
-    sqlite3_finalize(st);
+    sym_sqlite3_finalize(st);
     if (rc < 0) {
         rs_state_rows_free(*rows, *n);
         *rows = NULL;
