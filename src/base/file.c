@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <libgen.h>
 #include <openssl/evp.h>
 #include <signal.h>
@@ -301,6 +302,18 @@ void rs_output_abort(rs_output *out)
     }
     free(out->path);
     out->path = NULL;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+void rs_remove_tree(const char *dir)
+{
+    if (dir && access(dir, F_OK) == 0)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int rs_mkdir_parents(const char *path, rs_error *err)

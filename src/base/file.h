@@ -67,6 +67,10 @@ int rs_output_commit(rs_output *out, rs_error *err);
 void rs_output_abort(rs_output *out);
 #define _cleanup_output_ __attribute__((cleanup(rs_output_abort)))
 
+/* Removes a directory tree, if it exists; used on failure paths, so
+ * errors are not reported. */
+void rs_remove_tree(const char *dir);
+
 /* Creates every missing parent directory of path (not path itself). */
 int rs_mkdir_parents(const char *path, rs_error *err);
 

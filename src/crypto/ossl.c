@@ -120,3 +120,34 @@ void rs_asn1_time_iso(const ASN1_TIME *t, char out[32])
         return;
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
+
+char *rs_base64_encode(const uint8_t *data, size_t len)
+{
+    char *text = len <= INT32_MAX / 2 ? malloc(4 * ((len + 2) / 3) + 1) : NULL;
+
+    if (text)
+        EVP_EncodeBlock((unsigned char *)text, data, (int)len);
+    return text;
+}
+
+int rs_base64_decode(const char *text, size_t max, rs_bytes *out, rs_error *err)
+{
+    size_t len = text ? strlen(text) : 0;
+    uint8_t *raw;
+    int n;
+
+    if (!len || len % 4 || len / 4 * 3 > max)
+        return rs_fail(err, "not base64 of at most %zu bytes", max);
+    raw = malloc(len / 4 * 3);
+    if (!raw)
+        return rs_fail(err, "out of memory");
+    n = EVP_DecodeBlock(raw, (const unsigned char *)text, (int)len);
+    if (n < 0) {
+        free(raw);
+        return rs_fail(err, "not base64");
+    }
+    /* EVP_DecodeBlock counts the '=' padding as decoded bytes. */
+    n -= (text[len - 1] == '=') + (text[len - 2] == '=');
+    rs_bytes_adopt(out, raw, (size_t)n);
+    return 0;
+}

@@ -8,6 +8,7 @@
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
 
+#include "base/bytes.h"
 #include "base/cleanup.h"
 #include "base/error.h"
 
@@ -48,6 +49,10 @@ char *rs_x509_name(const X509_NAME *name);
 char *rs_asn1_int_hex(const ASN1_INTEGER *i);
 /* SHA-256 fingerprint of the DER certificate, lower-case hex. */
 void rs_x509_fingerprint(X509 *cert, char out[65]);
+/* Standard padded base64 of data; caller frees. NULL when out of memory. */
+char *rs_base64_encode(const uint8_t *data, size_t len);
+/* Decodes standard padded base64 into at most max bytes. */
+int rs_base64_decode(const char *text, size_t max, rs_bytes *out, rs_error *err);
 /* Time in ISO 8601 UTC ("2024-01-02T03:04:05Z"); empty string if unparsable. */
 void rs_asn1_time_iso(const ASN1_TIME *t, char out[32]);
 

@@ -27,19 +27,26 @@ static int check_pair(rs_signer *s, rs_error *err)
 {
     static const uint8_t probe[32] = { 'r', 'e', 'p', 'r', 'o', 's', 'i', 'g', 'n' };
     _cleanup_bytes_ rs_bytes sig = { 0 };
-    _cleanup_(rs_pkctxp) EVP_PKEY_CTX *ctx = NULL;
 
     if (s->ops->matches)
         return s->ops->matches(s, s->public_key) ? 0 : rs_fail(err, "the private key does not match the certificate");
-    ctx = EVP_PKEY_CTX_new_from_pkey(NULL, s->public_key, NULL);
     if (rs_signer_sign_digest(s, EVP_sha256(), probe, sizeof(probe), &sig, err) < 0)
         return -1;
-    if (!ctx || EVP_PKEY_verify_init(ctx) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx, EVP_sha256()) <= 0)
+    if (rs_verify_digest(s->public_key, EVP_sha256(), probe, sizeof(probe), sig.data, sig.len, err) < 0)
+        return rs_fail(err, "the private key does not match the certificate");
+    return 0;
+}
+
+int rs_verify_digest(EVP_PKEY *key, const EVP_MD *md, const uint8_t *digest, size_t len, const uint8_t *sig,
+                     size_t siglen, rs_error *err)
+{
+    _cleanup_(rs_pkctxp) EVP_PKEY_CTX *ctx = key ? EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL) : NULL;
+
+    if (!ctx || EVP_PKEY_verify_init(ctx) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx, md) <= 0 ||
+        (EVP_PKEY_is_a(key, "RSA") && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) <= 0))
         return rs_fail_ssl(err, "cannot set up verification");
-    if (EVP_PKEY_is_a(s->public_key, "RSA") && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) <= 0)
-        return rs_fail_ssl(err, "cannot set up verification");
-    if (EVP_PKEY_verify(ctx, sig.data, sig.len, probe, sizeof(probe)) != 1)
-        return rs_fail_ssl(err, "the private key does not match the certificate");
+    if (EVP_PKEY_verify(ctx, sig, siglen, digest, len) != 1)
+        return rs_fail_ssl(err, "the signature does not verify");
     return 0;
 }
 

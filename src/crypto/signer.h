@@ -45,6 +45,10 @@ int rs_signer_open_with_cert(const char *key_spec, X509 *cert, rs_signer **out, 
 int rs_signer_add_chain(rs_signer *s, const char *path, rs_error *err);
 int rs_signer_sign_digest(rs_signer *s, const EVP_MD *md, const uint8_t *digest, size_t len, rs_bytes *sig,
                           rs_error *err);
+/* The other half: checks a signature over a digest with a public key
+ * (PKCS#1 v1.5 for RSA, DER ECDSA-Sig-Value for EC). */
+int rs_verify_digest(EVP_PKEY *key, const EVP_MD *md, const uint8_t *digest, size_t len, const uint8_t *sig,
+                     size_t siglen, rs_error *err);
 void rs_signer_free(rs_signer *s);
 static inline void rs_signerp(rs_signer **s)
 {

@@ -164,15 +164,8 @@ int rs_offline_sign(const rs_offline_request *r, rs_signer *signer, rs_bytes *si
  * before it is wrapped into anything. */
 static int check_value(const rs_offline_request *r, const rs_bytes *sig, rs_error *err)
 {
-    _cleanup_(rs_pkeyp) EVP_PKEY *key = X509_get_pubkey(r->cert);
-    _cleanup_(rs_pkctxp) EVP_PKEY_CTX *ctx = key ? EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL) : NULL;
-
-    if (!ctx || EVP_PKEY_verify_init(ctx) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx, r->tbs.md) <= 0)
-        return rs_fail_ssl(err, "cannot set up verification");
-    if (EVP_PKEY_is_a(key, "RSA") && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) <= 0)
-        return rs_fail_ssl(err, "cannot set up verification");
-    if (EVP_PKEY_verify(ctx, sig->data, sig->len, r->tbs.bytes, r->tbs.len) != 1)
-        return rs_fail_ssl(err, "the signature value does not verify with the request's certificate");
+    if (rs_verify_digest(X509_get0_pubkey(r->cert), r->tbs.md, r->tbs.bytes, r->tbs.len, sig->data, sig->len, err) < 0)
+        return rs_fail(err, "the signature value does not verify with the request's certificate");
     return 0;
 }
 
@@ -195,21 +188,10 @@ static json_t *b64_der(X509 *cert)
 {
     unsigned char *der = NULL;
     int len = i2d_X509(cert, &der);
-    char *text;
-    json_t *v;
+    _cleanup_free_ char *text = len > 0 ? rs_base64_encode(der, (size_t)len) : NULL;
 
-    if (len <= 0)
-        return NULL;
-    text = malloc(4 * ((size_t)len + 2) / 3 + 1);
-    if (!text) {
-        OPENSSL_free(der);
-        return NULL;
-    }
-    EVP_EncodeBlock((unsigned char *)text, der, len);
     OPENSSL_free(der);
-    v = json_string(text);
-    free(text);
-    return v;
+    return text ? json_string(text) : NULL;
 }
 
 static json_t *hex_digest(const rs_digest *d)
@@ -252,25 +234,19 @@ static int parse_digest(const json_t *hash, const json_t *hex, rs_digest *d, con
 
 static X509 *parse_cert(const json_t *v)
 {
-    const char *text = json_string_value(v);
-    size_t len = text ? strlen(text) : 0;
-    unsigned char *der;
+    _cleanup_bytes_ rs_bytes der = { 0 };
     const unsigned char *p;
-    X509 *cert = NULL;
-    int n;
+    X509 *cert;
 
-    if (!len || len > MAX_CERT_DER || len % 4)
+    if (rs_base64_decode(json_string_value(v), MAX_CERT_DER, &der, NULL) < 0)
         return NULL;
-    der = malloc(len);
-    if (!der)
+    p = der.data;
+    cert = d2i_X509(NULL, &p, (long)der.len);
+    /* The whole text must be the certificate: no trailing bytes. */
+    if (cert && p != der.data + der.len) {
+        X509_free(cert);
         return NULL;
-    n = EVP_DecodeBlock(der, (const unsigned char *)text, (int)len);
-    if (n > 0) {
-        /* EVP_DecodeBlock counts '=' padding as zero bytes; d2i stops at the real end. */
-        p = der;
-        cert = d2i_X509(NULL, &p, n);
     }
-    free(der);
     return cert;
 }
 

@@ -61,18 +61,6 @@ static void job_free(job *j)
     free(j->work);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void remove_tree(const char *dir)
-{
-    if (dir)
-        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* ---- refusals that need no file contents ---- */
 
 static int load_allowlist(const char *path, char ***out, size_t *n, rs_error *err)
@@ -448,7 +436,7 @@ static int assemble_outputs(job *j, rs_error *err)
     if (rs_tarball_write(sigdir, tarball, mtime, err) < 0 || write_manifest(j, err) < 0 ||
         build_source_package(j, mtime, err) < 0)
         return -1;
-    remove_tree(tmpl_dir);   /* a .deb template's unpacked source-template */
+    rs_remove_tree(tmpl_dir);   /* a .deb template's unpacked source-template */
     return 0;
 }
 
@@ -502,7 +490,7 @@ int rs_sign_template(const rs_sign_template_options *o, rs_error *err)
     if (rc == 0 && rename(j.work, o->output_dir) < 0)
         rc = rs_fail(err, "%s: cannot move the result into place: %s", o->output_dir, strerror(errno));
     if (rc < 0)
-        remove_tree(j.work);
+        rs_remove_tree(j.work);
     job_free(&j);
     return rc;
 }

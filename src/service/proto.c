@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "crypto/ossl.h"
 
 static int send_all(int fd, const void *data, size_t len, rs_error *err)
 {
@@ -100,21 +101,10 @@ int rs_client_connect(const char *path, int *fd, rs_error *err)
 
 static int decode_signature(const char *b64, rs_bytes *sig, rs_error *err)
 {
-    size_t len = b64 ? strlen(b64) : 0;
-    uint8_t *raw;
-    int n;
-
-    if (!len || len % 4 || len > 16384)
+    if (!b64 || !*b64)
         return rs_fail(err, "the service sent no signature");
-    if (!(raw = malloc(len / 4 * 3)))
-        return rs_fail(err, "out of memory");
-    n = EVP_DecodeBlock(raw, (const uint8_t *)b64, (int)len);
-    if (n < 0) {
-        free(raw);
+    if (rs_base64_decode(b64, 12288, sig, err) < 0)
         return rs_fail(err, "the service sent a signature that is not base64");
-    }
-    n -= (b64[len - 1] == '=') + (b64[len - 2] == '=');   /* DecodeBlock counts padding as bytes */
-    rs_bytes_adopt(sig, raw, (size_t)n);
     return 0;
 }
 

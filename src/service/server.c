@@ -106,12 +106,9 @@ static json_t *log_entry(const client *c, const rs_offline_request *r, const rs_
 
 static json_t *b64(const rs_bytes *b)
 {
-    _cleanup_free_ char *text = malloc(4 * (b->len + 2) / 3 + 1);
+    _cleanup_free_ char *text = rs_base64_encode(b->data, b->len);
 
-    if (!text)
-        return NULL;
-    EVP_EncodeBlock((uint8_t *)text, b->data, (int)b->len);
-    return json_string(text);
+    return text ? json_string(text) : NULL;
 }
 
 /* Signs one request; the value leaves only once its log entry is on disk. */

@@ -63,18 +63,6 @@ static char *path_join(const char *a, const char *b)
     return asprintf(&p, "%s/%s", a, b) < 0 ? NULL : p;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void remove_tree(const char *dir)
-{
-    if (dir && access(dir, F_OK) == 0)
-        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* Makes a rename or a new file in dir survive a power cut. */
 static int sync_path(const char *path, rs_error *err)
 {
@@ -309,7 +297,7 @@ static void remove_attempts(const stage *g)
         _cleanup_free_ char *path = NULL;
 
         if (!strncmp(names[i]->d_name, "try-", 4) && (path = path_join(g->dir, names[i]->d_name)))
-            remove_tree(path);
+            rs_remove_tree(path);
         free(names[i]);
     }
     free(names);
@@ -482,13 +470,13 @@ static int sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
     if (!(outputs_text = json_dumps(outputs, JSON_COMPACT)) ||
         !(entries_text = json_dumps(entries, JSON_COMPACT | JSON_SORT_KEYS)))
         return rs_fail(err, "out of memory");
-    remove_tree(g.pub);
+    rs_remove_tree(g.pub);
     if (rename(g.made, g.pub) < 0)
         return rs_fail(err, "%s: %s", g.pub, strerror(errno));
     if (sync_path(g.dir, err) < 0 ||
         rs_state_set_signed(s->state, row->req.id, row->req.embargoed, outputs_text, entries_text, err) < 0)
         return -1;
-    remove_tree(g.work);
+    rs_remove_tree(g.work);
     note(s, "%s: signed%s", row->req.id, row->req.embargoed ? " and held (embargoed)" : "");
     return 0;
 }
@@ -551,7 +539,7 @@ static int move_into_output(rs_service *s, const char *pub, const char *dest, co
     if (chmod(tmp, 0755) < 0 || copy_dir(pub, tmp, err) < 0 || sync_path(tmp, err) < 0 || rename(tmp, dest) < 0) {
         if (!err->msg[0])
             rs_fail(err, "%s: %s", dest, strerror(errno));
-        remove_tree(tmp);
+        rs_remove_tree(tmp);
         return -1;
     }
     return 0;
@@ -602,7 +590,7 @@ static int publish(rs_service *s, const rs_state_row *row, rs_error *err)
     if (check_outputs(dest, row->outputs, err) < 0 ||
         rs_state_set_status(s->state, row->req.id, RS_REQ_PUBLISHED, NULL, err) < 0)
         return -1;
-    remove_tree(g.dir);
+    rs_remove_tree(g.dir);
     note(s, "%s: published", row->req.id);
     return 0;
 }
@@ -618,7 +606,7 @@ static void clean_output(rs_service *s)
 
         if (names[i]->d_name[0] == '.' && strstr(names[i]->d_name, ".partial-") &&
             (path = path_join(s->cfg.output, names[i]->d_name)))
-            remove_tree(path);
+            rs_remove_tree(path);
         free(names[i]);
     }
     free(names);

@@ -112,25 +112,17 @@ static int head_digest(const json_t *head, uint8_t out[SHA256_DIGEST_LENGTH], rs
 static int verify_head_signature(const json_t *head, X509 *cert, rs_error *err)
 {
     const char *b64 = json_string_value(json_object_get(head, "signature"));
-    _cleanup_(rs_pkeyp) EVP_PKEY *key = X509_get_pubkey(cert);
-    _cleanup_(rs_pkctxp) EVP_PKEY_CTX *ctx = key ? EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL) : NULL;
-    uint8_t digest[SHA256_DIGEST_LENGTH], sig[MAX_SIG];
-    size_t len = b64 ? strlen(b64) : 0;
-    int n;
+    _cleanup_bytes_ rs_bytes sig = { 0 };
+    uint8_t digest[SHA256_DIGEST_LENGTH];
 
-    if (!len || len % 4 || len / 4 * 3 > sizeof(sig))
+    if (!b64 || !*b64)
         return rs_fail(err, "no signature");
-    n = EVP_DecodeBlock(sig, (const uint8_t *)b64, (int)len);
-    if (n < 0)
+    if (rs_base64_decode(b64, MAX_SIG, &sig, err) < 0)
         return rs_fail(err, "the signature is not base64");
-    n -= (b64[len - 1] == '=') + (b64[len - 2] == '=');   /* DecodeBlock counts padding as bytes */
     if (head_digest(head, digest, err) < 0)
         return -1;
-    if (!ctx || EVP_PKEY_verify_init(ctx) <= 0 || EVP_PKEY_CTX_set_signature_md(ctx, EVP_sha256()) <= 0 ||
-        (EVP_PKEY_is_a(key, "RSA") && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) <= 0))
-        return rs_fail_ssl(err, "cannot set up verification");
-    if (EVP_PKEY_verify(ctx, sig, (size_t)n, digest, sizeof(digest)) != 1)
-        return rs_fail_ssl(err, "the signature does not verify with the log certificate");
+    if (rs_verify_digest(X509_get0_pubkey(cert), EVP_sha256(), digest, sizeof(digest), sig.data, sig.len, err) < 0)
+        return rs_fail(err, "the signature does not verify with the log certificate");
     return 0;
 }
 
@@ -360,9 +352,8 @@ static int sign_head(rs_translog *l, json_t *head, rs_error *err)
     if (head_digest(head, digest, err) < 0 ||
         rs_signer_sign_digest(l->signer, EVP_sha256(), digest, sizeof(digest), &sig, err) < 0)
         return rs_error_prefix(err, "cannot sign the tree head");
-    if (!(b64 = malloc(4 * (sig.len + 2) / 3 + 1)))
+    if (!(b64 = rs_base64_encode(sig.data, sig.len)))
         return rs_fail(err, "out of memory");
-    EVP_EncodeBlock((uint8_t *)b64, sig.data, (int)sig.len);
     return json_object_set_new(head, "signature", json_string(b64)) == 0 ? 0 : rs_fail(err, "out of memory");
 }
 

@@ -102,12 +102,6 @@ static int pe_extract(rs_image *img, size_t index, rs_bytes *der, rs_error *err)
     return 0;
 }
 
-static int pe_sign_digest(const rs_digest *d, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der,
-                          rs_error *err)
-{
-    return authenticode_sign(d, signer, opts, der, err);
-}
-
 static int pe_check_binding(rs_image *img, const rs_bytes *der, X509 *cert, rs_error *err)
 {
     rs_digest want, have;
@@ -313,7 +307,7 @@ const rs_format rs_format_pe = {
     .count = pe_count,
     .extract = pe_extract,
     .describe = authenticode_describe,
-    .sign_digest = pe_sign_digest,
+    .sign_digest = authenticode_sign,
     .check_binding = pe_check_binding,
     .verify = pe_verify,
     .write = pe_write,
