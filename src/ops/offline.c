@@ -232,7 +232,22 @@ static int parse_digest(const json_t *hash, const json_t *hex, rs_digest *d, con
     return 0;
 }
 
-static X509 *parse_cert(const json_t *v)
+/* A known certificate whose DER encoding is exactly der, or NULL. */
+static X509 *known_cert(const rs_bytes *der, const rs_known_certs *known)
+{
+    for (size_t i = 0; known && i < known->n; i++) {
+        unsigned char *enc = NULL;
+        int len = i2d_X509(known->certs[i], &enc);
+        bool same = len > 0 && (size_t)len == der->len && memcmp(enc, der->data, der->len) == 0;
+
+        OPENSSL_free(enc);
+        if (same && X509_up_ref(known->certs[i]))
+            return known->certs[i];
+    }
+    return NULL;
+}
+
+static X509 *parse_cert(const json_t *v, const rs_known_certs *known)
 {
     _cleanup_bytes_ rs_bytes der = { 0 };
     const unsigned char *p;
@@ -240,6 +255,8 @@ static X509 *parse_cert(const json_t *v)
 
     if (rs_base64_decode(json_string_value(v), MAX_CERT_DER, &der, NULL) < 0)
         return NULL;
+    if ((cert = known_cert(&der, known)))
+        return cert;
     p = der.data;
     cert = d2i_X509(NULL, &p, (long)der.len);
     /* The whole text must be the certificate: no trailing bytes. */
@@ -259,7 +276,8 @@ static const rs_format *format_named(const char *name)
     return NULL;
 }
 
-static int parse_fields(const json_t *doc, rs_offline_request *r, STACK_OF(X509) *chain, rs_error *err)
+static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offline_request *r, STACK_OF(X509) *chain,
+                        rs_error *err)
 {
     const json_t *t = json_object_get(doc, "signing_time"), *c = json_object_get(doc, "chain");
     const char *type = json_string_value(json_object_get(doc, "type"));
@@ -283,12 +301,12 @@ static int parse_fields(const json_t *doc, rs_offline_request *r, STACK_OF(X509)
         return rs_fail(err, "signing_time is not a valid Unix time");
     r->opts.time = r->opts.signing_time ? (time_t)json_integer_value(t) : 0;
     r->opts.use_key_id = json_is_true(json_object_get(doc, "key_id"));
-    if (!(r->cert = parse_cert(json_object_get(doc, "certificate"))))
+    if (!(r->cert = parse_cert(json_object_get(doc, "certificate"), known)))
         return rs_fail(err, "certificate is not base64 DER X.509");
     if (c && !json_is_array(c))
         return rs_fail(err, "chain is not a list");
     json_array_foreach(c, i, v) {
-        X509 *x = parse_cert(v);
+        X509 *x = parse_cert(v, known);
 
         if (!x || !sk_X509_push(chain, x)) {
             X509_free(x);
@@ -302,6 +320,12 @@ static int parse_fields(const json_t *doc, rs_offline_request *r, STACK_OF(X509)
 
 int rs_offline_request_read(const char *text, size_t len, rs_offline_request *out, rs_error *err)
 {
+    return rs_offline_request_read_known(text, len, NULL, out, err);
+}
+
+int rs_offline_request_read_known(const char *text, size_t len, const rs_known_certs *known, rs_offline_request *out,
+                                  rs_error *err)
+{
     json_auto_t *doc = NULL;
     _cleanup_(rs_x509_stackp) STACK_OF(X509) *chain = sk_X509_new_null();
     rs_offline_request parsed = { 0 }, rebuilt;
@@ -314,7 +338,7 @@ int rs_offline_request_read(const char *text, size_t len, rs_offline_request *ou
     doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!doc || !json_is_object(doc))
         return rs_fail(err, "invalid JSON at line %d: %s", jerr.line, doc ? "not an object" : jerr.text);
-    if (parse_fields(doc, &parsed, chain, err) < 0) {
+    if (parse_fields(doc, known, &parsed, chain, err) < 0) {
         rs_offline_request_free(&parsed);
         return -1;
     }

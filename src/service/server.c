@@ -38,6 +38,8 @@ struct rs_server {
     size_t active;
     bool stopping;
     unsigned long serial;
+    X509 **certs;                /* the signers' certificates, for requests */
+    rs_known_certs known;
 };
 
 static void note(rs_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -122,7 +124,7 @@ static json_t *serve_request(client *c, const rs_bytes *frame, rs_error *err)
     uint64_t index = 0;
     json_t *doc = NULL;
 
-    if (rs_offline_request_read((const char *)frame->data, frame->len, &r, err) < 0)
+    if (rs_offline_request_read_known((const char *)frame->data, frame->len, &s->known, &r, err) < 0)
         return NULL;
     if (!(signer = signer_for(s, r.cert)))
         rs_fail(err, "the service holds no key for the request's certificate");
@@ -310,17 +312,28 @@ int rs_server_start(const rs_server_options *o, rs_server **out, rs_error *err)
     if (!s)
         return rs_fail(err, "out of memory");
     s->o = *o;
+    s->certs = calloc(o->n_signers + 1, sizeof(*s->certs));
+    if (!s->certs) {
+        free(s);
+        return rs_fail(err, "out of memory");
+    }
+    for (size_t i = 0; i < o->n_signers; i++)
+        if (o->signers[i])
+            s->certs[s->known.n++] = o->signers[i]->cert;
+    s->known.certs = s->certs;
     for (size_t i = 0; i < MAX_CLIENTS; i++)
         s->fds[i] = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->idle, NULL);
     if (listen_on(o->config->socket, &s->listen_fd, err) < 0) {
+        free(s->certs);
         free(s);
         return -1;
     }
     if (pthread_create(&s->acceptor, NULL, accept_loop, s) != 0) {
         close(s->listen_fd);
         unlink(o->config->socket);
+        free(s->certs);
         free(s);
         return rs_fail(err, "cannot start the socket thread");
     }
@@ -358,5 +371,6 @@ void rs_server_stop(rs_server *s)
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->idle);
+    free(s->certs);
     free(s);
 }
