@@ -4,11 +4,12 @@
 #include <string.h>
 
 #include "crypto/ossl.h"
+#include "crypto/p11kit_lib.h"
 #include "crypto/pkcs11_token.h"
 
 #define LIST_MAX_OBJECTS 1024
 
-DEFINE_POINTER_CLEANUP(rs_p11kit_urip, P11KitUri, p11_kit_uri_free)
+DEFINE_POINTER_CLEANUP(rs_p11kit_urip, P11KitUri, sym_p11_kit_uri_free)
 DEFINE_POINTER_CLEANUP(rs_jsonp, json_t, json_decref)
 
 typedef struct list_ctx {
@@ -19,25 +20,25 @@ typedef struct list_ctx {
 
 static json_t *space_string(const CK_UTF8CHAR *field, size_t n)
 {
-    return json_stringn((const char *)field, p11_kit_space_strlen(field, n));
+    return json_stringn((const char *)field, sym_p11_kit_space_strlen(field, n));
 }
 
 /* A URI for the token (and object, if attrs are given) that finds it
  * again through the same module. */
 static char *make_uri(const list_ctx *c, const rs_p11_slot *slot, CK_ATTRIBUTE *attrs, CK_ULONG n)
 {
-    _cleanup_(rs_p11kit_urip) P11KitUri *u = p11_kit_uri_new();
+    _cleanup_(rs_p11kit_urip) P11KitUri *u = sym_p11_kit_uri_new();
     _cleanup_free_ char *name = NULL;
     char *s = NULL;
 
-    if (!u || p11_kit_uri_set_attributes(u, attrs, n) != P11_KIT_URI_OK)
+    if (!u || sym_p11_kit_uri_set_attributes(u, attrs, n) != P11_KIT_URI_OK)
         return NULL;
-    memcpy(p11_kit_uri_get_token_info(u), &slot->token, sizeof(slot->token));
+    memcpy(sym_p11_kit_uri_get_token_info(u), &slot->token, sizeof(slot->token));
     if (c->module_path)
-        p11_kit_uri_set_module_path(u, c->module_path);
-    else if ((name = p11_kit_module_get_name(slot->module)))
-        p11_kit_uri_set_module_name(u, name);
-    if (p11_kit_uri_format(u, n ? P11_KIT_URI_FOR_OBJECT_ON_TOKEN : P11_KIT_URI_FOR_TOKEN, &s) != P11_KIT_URI_OK)
+        sym_p11_kit_uri_set_module_path(u, c->module_path);
+    else if ((name = sym_p11_kit_module_get_name(slot->module)))
+        sym_p11_kit_uri_set_module_name(u, name);
+    if (sym_p11_kit_uri_format(u, n ? P11_KIT_URI_FOR_OBJECT_ON_TOKEN : P11_KIT_URI_FOR_TOKEN, &s) != P11_KIT_URI_OK)
         return NULL;
     return s;
 }
@@ -152,7 +153,7 @@ static int list_login(rs_p11_token *t, const char *token_uri, rs_error *err)
 
 static json_t *token_json(const rs_p11_slot *slot, const char *uri)
 {
-    _cleanup_free_ char *module = p11_kit_module_get_filename(slot->module);
+    _cleanup_free_ char *module = sym_p11_kit_module_get_filename(slot->module);
     const CK_TOKEN_INFO *ti = &slot->token;
 
     return json_pack("{s:s, s:o, s:o, s:o, s:s?, s:b, s:b, s:s?, s:[]}", "label", slot->label, "manufacturer",

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "crypto/p11kit_lib.h"
 
 void rs_p11_pin_wipe(rs_p11_pin *pin)
 {
@@ -136,8 +137,8 @@ static int pin_from_tty(const char *token, rs_p11_pin *pin, rs_error *err)
 
 int rs_p11_pin_get(P11KitUri *uri, const char *token, rs_p11_pin *pin, rs_error *err)
 {
-    const char *value = p11_kit_uri_get_pin_value(uri);
-    const char *source = p11_kit_uri_get_pin_source(uri);
+    const char *value = sym_p11_kit_uri_get_pin_value(uri);
+    const char *source = sym_p11_kit_uri_get_pin_source(uri);
     const char *env = getenv(RS_P11_PIN_ENV);
 
     *pin = (rs_p11_pin){ 0 };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "crypto/p11kit_lib.h"
 #include "crypto/pkcs11_pin.h"
 
 #define MAX_SLOTS 64
@@ -23,7 +24,7 @@ static bool streq_null(const char *a, const char *b)
 
 static void space_trim(const CK_UTF8CHAR *field, size_t n, char *out)
 {
-    size_t len = p11_kit_space_strlen(field, n);
+    size_t len = sym_p11_kit_space_strlen(field, n);
 
     memcpy(out, field, len);
     out[len] = '\0';
@@ -34,25 +35,28 @@ int rs_p11_modules_load(const char *path, const char *name, rs_p11_modules *m, r
     CK_RV rv;
 
     *m = (rs_p11_modules){ 0 };
+    /* `token list` comes here without a URI parsed first. */
+    if (rs_p11kit_load(err) < 0)
+        return -1;
     /* p11-kit would otherwise print its own messages on stderr; the
      * library reports through rs_error only. */
-    p11_kit_be_quiet();
+    sym_p11_kit_be_quiet();
     if ((path && !(m->path = strdup(path))) || (name && !(m->name = strdup(name))))
         return rs_fail(err, "out of memory");
     if (!path) {
-        m->configured = p11_kit_modules_load_and_initialize(0);
+        m->configured = sym_p11_kit_modules_load_and_initialize(0);
         if (!m->configured)
-            return rs_fail(err, "cannot load the configured PKCS#11 modules: %s", p11_kit_message());
+            return rs_fail(err, "cannot load the configured PKCS#11 modules: %s", sym_p11_kit_message());
         return 0;
     }
-    m->by_path[0] = p11_kit_module_load(path, 0);
+    m->by_path[0] = sym_p11_kit_module_load(path, 0);
     if (!m->by_path[0])
-        return rs_fail(err, "%s: cannot load PKCS#11 module: %s", path, p11_kit_message());
-    rv = p11_kit_module_initialize(m->by_path[0]);
+        return rs_fail(err, "%s: cannot load PKCS#11 module: %s", path, sym_p11_kit_message());
+    rv = sym_p11_kit_module_initialize(m->by_path[0]);
     if (rv != CKR_OK) {
-        p11_kit_module_release(m->by_path[0]);
+        sym_p11_kit_module_release(m->by_path[0]);
         m->by_path[0] = NULL;
-        return rs_fail(err, "%s: cannot initialise PKCS#11 module: %s", path, p11_kit_strerror(rv));
+        return rs_fail(err, "%s: cannot initialise PKCS#11 module: %s", path, sym_p11_kit_strerror(rv));
     }
     return 0;
 }
@@ -60,10 +64,10 @@ int rs_p11_modules_load(const char *path, const char *name, rs_p11_modules *m, r
 void rs_p11_modules_release(rs_p11_modules *m)
 {
     if (m->configured)
-        p11_kit_modules_finalize_and_release(m->configured);
+        sym_p11_kit_modules_finalize_and_release(m->configured);
     if (m->by_path[0]) {
-        p11_kit_module_finalize(m->by_path[0]);
-        p11_kit_module_release(m->by_path[0]);
+        sym_p11_kit_module_finalize(m->by_path[0]);
+        sym_p11_kit_module_release(m->by_path[0]);
     }
     free(m->path);
     free(m->name);
@@ -76,7 +80,7 @@ static bool module_selected(const rs_p11_modules *m, CK_FUNCTION_LIST *module)
 
     if (m->path || !m->name)
         return true;
-    name = p11_kit_module_get_name(module);
+    name = sym_p11_kit_module_get_name(module);
     return streq_null(name, m->name);
 }
 
@@ -91,7 +95,7 @@ static int each_slot(CK_FUNCTION_LIST *module, rs_p11_slot_fn fn, void *ctx, rs_
     if (rv == CKR_OK)
         rv = module->C_GetSlotList(CK_TRUE, ids, &n);
     if (rv != CKR_OK)
-        return rs_fail(err, "cannot list a PKCS#11 module's slots: %s", p11_kit_strerror(rv));
+        return rs_fail(err, "cannot list a PKCS#11 module's slots: %s", sym_p11_kit_strerror(rv));
     for (CK_ULONG i = 0; i < n; i++) {
         slot.id = ids[i];
         /* A token pulled out between the two calls is simply not there. */
@@ -183,7 +187,7 @@ int rs_p11_token_open_slot(const rs_p11_slot *slot, rs_p11_token *t, rs_error *e
     t->slot = *slot;
     rv = slot->module->C_OpenSession(slot->id, CKF_SERIAL_SESSION, NULL, NULL, &t->session);
     if (rv != CKR_OK)
-        return rs_fail(err, "token '%s': cannot open a session: %s", slot->label, p11_kit_strerror(rv));
+        return rs_fail(err, "token '%s': cannot open a session: %s", slot->label, sym_p11_kit_strerror(rv));
     t->open = true;
     return 0;
 }
@@ -191,7 +195,7 @@ int rs_p11_token_open_slot(const rs_p11_slot *slot, rs_p11_token *t, rs_error *e
 int rs_p11_token_open(const rs_p11_uri *u, rs_p11_token *t, rs_error *err)
 {
     *t = (rs_p11_token){ 0 };
-    if (rs_p11_modules_load(p11_kit_uri_get_module_path(u->uri), p11_kit_uri_get_module_name(u->uri),
+    if (rs_p11_modules_load(sym_p11_kit_uri_get_module_path(u->uri), sym_p11_kit_uri_get_module_name(u->uri),
                             &t->modules, err) < 0)
         return rs_error_prefix(err, "%s", u->display);
     if (find_token(&t->modules, u, &t->slot, err) < 0)
@@ -231,15 +235,15 @@ static int login_result(const rs_p11_token *t, const rs_p11_uri *u, CK_RV rv, rs
     case CKR_PIN_EXPIRED:
         return rs_fail(err, "%s: the PIN of token '%s' has expired", u->display, t->slot.label);
     default:
-        return rs_fail(err, "%s: cannot log in to token '%s': %s", u->display, t->slot.label, p11_kit_strerror(rv));
+        return rs_fail(err, "%s: cannot log in to token '%s': %s", u->display, t->slot.label, sym_p11_kit_strerror(rv));
     }
 }
 
 /* A PIN pad does its own asking, unless a PIN was given anyway. */
 static bool pin_pad(const rs_p11_token *t, const rs_p11_uri *u)
 {
-    return (t->slot.token.flags & CKF_PROTECTED_AUTHENTICATION_PATH) && !p11_kit_uri_get_pin_value(u->uri) &&
-           !p11_kit_uri_get_pin_source(u->uri) && !getenv(RS_P11_PIN_ENV);
+    return (t->slot.token.flags & CKF_PROTECTED_AUTHENTICATION_PATH) && !sym_p11_kit_uri_get_pin_value(u->uri) &&
+           !sym_p11_kit_uri_get_pin_source(u->uri) && !getenv(RS_P11_PIN_ENV);
 }
 
 int rs_p11_token_login(rs_p11_token *t, const rs_p11_uri *u, rs_error *err)
@@ -266,7 +270,7 @@ int rs_p11_token_attr(rs_p11_token *t, CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE t
     rv = t->slot.module->C_GetAttributeValue(t->session, obj, &a, 1);
     if (rv != CKR_OK || a.ulValueLen == CK_UNAVAILABLE_INFORMATION)
         return rs_fail(err, "token '%s': cannot read attribute 0x%lx: %s", t->slot.label, (unsigned long)type,
-                       p11_kit_strerror(rv));
+                       sym_p11_kit_strerror(rv));
     buf = malloc(a.ulValueLen ? a.ulValueLen : 1);
     if (!buf)
         return rs_fail(err, "out of memory");
@@ -275,7 +279,7 @@ int rs_p11_token_attr(rs_p11_token *t, CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE t
     if (rv != CKR_OK) {
         free(buf);
         return rs_fail(err, "token '%s': cannot read attribute 0x%lx: %s", t->slot.label, (unsigned long)type,
-                       p11_kit_strerror(rv));
+                       sym_p11_kit_strerror(rv));
     }
     rs_bytes_adopt(out, buf, a.ulValueLen);
     return 0;
@@ -290,11 +294,11 @@ int rs_p11_token_search(rs_p11_token *t, CK_ATTRIBUTE *tmpl, CK_ULONG n, CK_OBJE
     *count = 0;
     rv = f->C_FindObjectsInit(t->session, tmpl, n);
     if (rv != CKR_OK)
-        return rs_fail(err, "token '%s': cannot search objects: %s", t->slot.label, p11_kit_strerror(rv));
+        return rs_fail(err, "token '%s': cannot search objects: %s", t->slot.label, sym_p11_kit_strerror(rv));
     rv = f->C_FindObjects(t->session, found, max, count);
     f->C_FindObjectsFinal(t->session);
     if (rv != CKR_OK)
-        return rs_fail(err, "token '%s': cannot search objects: %s", t->slot.label, p11_kit_strerror(rv));
+        return rs_fail(err, "token '%s': cannot search objects: %s", t->slot.label, sym_p11_kit_strerror(rv));
     return 0;
 }
 
@@ -365,9 +369,9 @@ int rs_p11_token_find(rs_p11_token *t, const rs_p11_uri *u, CK_OBJECT_HANDLE *ob
 
 bool rs_p11_token_is(const rs_p11_token *t, const rs_p11_uri *u)
 {
-    const char *path = p11_kit_uri_get_module_path(u->uri);
+    const char *path = sym_p11_kit_uri_get_module_path(u->uri);
 
-    if (!streq_null(path, t->modules.path) || (!path && !streq_null(p11_kit_uri_get_module_name(u->uri),
+    if (!streq_null(path, t->modules.path) || (!path && !streq_null(sym_p11_kit_uri_get_module_name(u->uri),
                                                                        t->modules.name)))
         return false;
     return rs_p11_uri_match_token(u, &t->slot.module_info, t->slot.id, &t->slot.info, &t->slot.token);

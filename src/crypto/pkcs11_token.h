@@ -21,7 +21,8 @@ typedef struct rs_p11_modules {
     char *name;                    /* only the configured module of this name */
 } rs_p11_modules;
 
-/* path wins over name (RFC 7512); both NULL means every configured module. */
+/* path wins over name (RFC 7512); both NULL means every configured module.
+ * Loads p11-kit first, as rs_p11_uri_parse does. */
 int rs_p11_modules_load(const char *path, const char *name, rs_p11_modules *m, rs_error *err);
 void rs_p11_modules_release(rs_p11_modules *m);
 

@@ -19,7 +19,8 @@ typedef struct rs_p11_uri {
 
 /* Parses spec. The URI's type must be `class` when present, and is set to
  * it when absent, so "pkcs11:token=t;object=o" names the key for --key and
- * the certificate for --cert. */
+ * the certificate for --cert. Loads p11-kit first (crypto/p11kit_lib.h),
+ * which the functions taking a parsed URI then rely on. */
 int rs_p11_uri_parse(const char *spec, CK_OBJECT_CLASS class, rs_p11_uri *out, rs_error *err);
 void rs_p11_uri_free(rs_p11_uri *u);
 /* A copy of a URI fit for messages: any pin-value hidden. Caller frees. */

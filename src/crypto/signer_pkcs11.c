@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "crypto/ossl.h"
+#include "crypto/p11kit_lib.h"
 #include "crypto/pkcs11_token.h"
 #include "crypto/pkcs11_uri.h"
 #include "crypto/signer.h"
@@ -112,7 +113,7 @@ static int p11_sign_digest(rs_signer *s, const EVP_MD *md, const uint8_t *digest
         return -1;
     rv = token_sign(p, &in, raw, &rawlen);
     if (rv != CKR_OK)
-        return rs_fail(err, "token '%s': signing failed: %s", p->token.slot.label, p11_kit_strerror(rv));
+        return rs_fail(err, "token '%s': signing failed: %s", p->token.slot.label, sym_p11_kit_strerror(rv));
     if (p->mechanism == CKM_ECDSA)
         return ecdsa_to_der(raw, rawlen, sig, err);
     return rs_bytes_set(sig, raw, rawlen, err);

@@ -22,6 +22,7 @@ check "... the man pages" bash -c "grep -q 'usr/share/man/man1/reprosign.1.gz' '
     grep -q 'usr/share/man/man1/reprosign-sign-template.1.gz' '$WORK/contents'"
 check "... the bash completion" grep -q 'usr/share/bash-completion/completions/reprosign$' "$WORK/contents"
 check "... and depends on libarchive13 (loaded with dlopen)" bash -c "dpkg-deb -f '$deb' Depends | grep -q libarchive13"
+check "... and on libp11-kit0 (loaded with dlopen too)" bash -c "dpkg-deb -f '$deb' Depends | grep -q libp11-kit0"
 if command -v lintian >/dev/null; then
     lintian --fail-on error "$WORK"/pkg/reprosign_*.changes >"$WORK/lintian.log" 2>&1
     rc=$?

@@ -123,4 +123,11 @@ else
     echo "# kernel fixture unavailable: module case skipped"
 fi
 
+# All of the above went through p11-kit, loaded on first use: a command
+# that needs no token must not pay for mapping it (and libffi).
+if readelf -h "$REPROSIGN" >/dev/null 2>&1; then
+    check "reprosign does not link libp11-kit (it is loaded with dlopen)" \
+        bash -c '! readelf -d "$0" | grep -q "NEEDED.*libp11-kit"' "$REPROSIGN"
+fi
+
 finish
