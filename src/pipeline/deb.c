@@ -77,7 +77,7 @@ static la_ssize_t member_read(struct archive *inner, void *outer, const void **b
 }
 
 /* Positions `outer` at the member whose name starts with prefix ("data.tar",
- * "control.tar") and opens it as a tarball with any compression. */
+ * "control.tar") and opens it as a tarball compressed as dpkg allows. */
 static struct archive *open_member_tar(struct archive *outer, const char *prefix, rs_error *err)
 {
     struct archive_entry *e;
@@ -96,7 +96,13 @@ static struct archive *open_member_tar(struct archive *outer, const char *prefix
     inner = sym_archive_read_new();
     if (!inner)
         return rs_fail(err, "out of memory"), NULL;
-    sym_archive_read_support_filter_all(inner);
+    /* dpkg's compressors only: "all" includes filters that run an
+     * external program (lzop, lrzip, grzip) on the package's bytes. */
+    sym_archive_read_support_filter_gzip(inner);
+    sym_archive_read_support_filter_xz(inner);
+    sym_archive_read_support_filter_zstd(inner);
+    sym_archive_read_support_filter_bzip2(inner);
+    sym_archive_read_support_filter_lzma(inner);
     sym_archive_read_support_format_tar(inner);
     if (sym_archive_read_open(inner, outer, NULL, member_read, NULL) != ARCHIVE_OK) {
         archive_fail(err, inner, prefix);
