@@ -1,0 +1,184 @@
+/* Arbitrary bytes as a Debian package: the ar container, control.tar.*
+ * and data.tar.* through libarchive, read the four ways the pipeline
+ * reads a template or a package to sign: control fields, the entry index,
+ * streaming files into sealed memfds, and extracting a subtree to disk.
+ *
+ * Extraction goes to SANDBOX/a/b/c/d/tree, a fresh directory per run:
+ * anything written beside it (a "..", an absolute path, a link followed)
+ * lands in one of the otherwise empty levels above and is a bug, as is a
+ * link or a file the index does not list in the tree itself.
+ *
+ * libarchive is not instrumented, so coverage inside it comes from the
+ * seeds (real template .debs, dpkg-deb builds with each compression). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/file.h"
+#include "fuzz_keys.h"
+#include "pipeline/deb.h"
+#include "pipeline/files_json.h"
+
+/* Everything under usr/ is extracted, not just a template's
+ * source-template/, so mutated seeds need not keep the long prefix. */
+#define PREFIX "usr"
+#define SEALS (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK)
+
+static char in_path[64];
+static int in_fd = -1;
+static char sandbox[PATH_MAX], top[PATH_MAX], dest[PATH_MAX];
+static const rs_deb_index *cur_index;     /* for the nftw callback */
+
+static void remove_sandbox(void)
+{
+    rs_remove_tree(sandbox);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+    in_fd = fuzz_memfd("fuzz-deb-in", in_path, sizeof(in_path));
+    snprintf(sandbox, sizeof(sandbox), "%s/fuzz-deb.XXXXXX", tmp);
+    if (!mkdtemp(sandbox))
+        fuzz_die("mkdtemp", sandbox);
+    atexit(remove_sandbox);
+    snprintf(top, sizeof(top), "%s/a", sandbox);
+    snprintf(dest, sizeof(dest), "%s/b/c/d/tree", top);
+    return 0;
+}
+
+static bool want_all(void *ctx, const char *name)
+{
+    return true;
+}
+
+/* Owns fd: it must be sealed, `size` long, and readable to the end. */
+static int take(void *ctx, const char *name, int fd, uint64_t size, rs_error *err)
+{
+    const rs_deb_index *idx = ctx;
+    static uint8_t buf[64 * 1024];
+    const rs_deb_entry *e;
+    uint64_t total = 0;
+    struct stat st;
+    ssize_t n;
+
+    if ((fcntl(fd, F_GET_SEALS) & SEALS) != SEALS)
+        fuzz_bug("streamed file is not sealed", name);
+    if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != size)
+        fuzz_bug("streamed file size differs from the size reported", name);
+    while ((n = pread(fd, buf, sizeof(buf), (off_t)total)) > 0)
+        total += (uint64_t)n;
+    if (n < 0 || total != size)
+        fuzz_bug("streamed file cannot be read back", name);
+    close(fd);
+    if (idx && (!(e = rs_deb_index_find(idx, name)) || e->type != RS_NODE_FILE))
+        fuzz_bug("streamed a file the index does not list as one", name);
+    return 0;
+}
+
+static void check_index(const rs_deb_index *idx)
+{
+    for (size_t i = 0; i < idx->count; i++) {
+        const rs_deb_entry *e = &idx->entries[i];
+
+        if (rs_deb_index_find(idx, e->name) != e)
+            fuzz_bug("index lookup does not find its own entry", e->name);
+        if (e->type == RS_NODE_HARDLINK)
+            (void)rs_deb_index_find(idx, e->link);
+    }
+}
+
+static int check_extracted(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    const char *rel = path + strlen(dest);
+    _cleanup_free_ char *name = NULL;
+    const rs_deb_entry *e;
+
+    if (type == FTW_SL || type == FTW_SLN || S_ISLNK(st->st_mode))
+        fuzz_bug("extraction created a symlink", path);
+    if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
+        fuzz_bug("extraction created a special file", path);
+    if (!S_ISREG(st->st_mode) || !cur_index)
+        return 0;
+    if (asprintf(&name, "%s%s", PREFIX, rel) < 0)
+        fuzz_die("asprintf", NULL);
+    if (!(e = rs_deb_index_find(cur_index, name)) || e->type != RS_NODE_FILE)
+        fuzz_bug("extracted a file the index does not list as one", name);
+    return 0;
+}
+
+/* dir holds nothing, or only `child`. */
+static void expect_only(const char *dir, const char *child)
+{
+    _cleanup_(rs_closedirp) DIR *d = opendir(dir);
+    struct dirent *de;
+
+    if (!d)
+        fuzz_die("opendir", dir);
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, child))
+            fuzz_bug("extraction wrote outside its destination", de->d_name);
+}
+
+static void extract(const rs_deb_index *idx)
+{
+    _cleanup_free_ char *parent = strndup(dest, strlen(dest) - strlen("/tree"));
+    rs_error err = { "" };
+    char level[PATH_MAX];
+
+    if (!parent || rs_mkdir_parents(dest, &err) < 0 || mkdir(dest, 0755) < 0)
+        fuzz_die("cannot create the extraction directory", err.msg);
+    if (rs_deb_extract_tree(in_path, PREFIX, dest, &err) < 0 && !err.msg[0])
+        fuzz_bug("extraction failed without a message", NULL);
+    /* Each level above dest must hold only the next one. */
+    expect_only(sandbox, "a");
+    snprintf(level, sizeof(level), "%s", top);
+    expect_only(level, "b");
+    strcat(level, "/b");
+    expect_only(level, "c");
+    strcat(level, "/c");
+    expect_only(level, "d");
+    expect_only(parent, "tree");
+    cur_index = idx;
+    if (nftw(dest, check_extracted, 16, FTW_PHYS) < 0)
+        fuzz_die("nftw", dest);
+    rs_remove_tree(top);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    rs_deb_control c;
+    rs_deb_index idx;
+    rs_error err = { "" };
+    bool indexed;
+
+    fuzz_memfd_fill(in_fd, data, size);
+    if (rs_deb_read_control(in_path, &c, &err) == 0) {
+        if (!rs_valid_package_name(c.package) || !c.version)
+            fuzz_bug("control accepted without a valid Package and Version", c.package);
+        rs_deb_control_free(&c);
+    } else if (!err.msg[0]) {
+        fuzz_bug("control refused without a message", NULL);
+    }
+    indexed = rs_deb_index_read(in_path, &idx, &err) == 0;
+    if (indexed)
+        check_index(&idx);
+    /* The index refuses duplicates, the stream does not: only compare
+     * the two when the index was built. */
+    (void)rs_deb_stream(in_path, want_all, take, indexed ? &idx : NULL, &err);
+    extract(indexed ? &idx : NULL);
+    if (indexed)
+        rs_deb_index_free(&idx);
+    return 0;
+}

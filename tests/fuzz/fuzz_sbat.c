@@ -1,0 +1,59 @@
+/* shim's policy sections, as found in an image to sign or check: the
+ * input up to its first NUL is an image's .sbat CSV, the rest a SbatLevel
+ * (".sbatlevel" previous/latest or the SbatLevel variable); the whole
+ * input is also read as a .vendor_cert section. */
+#include <openssl/err.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "fuzz_keys.h"
+#include "uefi/sbat.h"
+#include "uefi/vendor_cert.h"
+
+static void check_sbat(const uint8_t *data, size_t size)
+{
+    const uint8_t *nul = memchr(data, '\0', size);
+    size_t split = nul ? (size_t)(nul - data) : size;
+    _cleanup_free_ char *image = strndup((const char *)data, split);
+    _cleanup_free_ char *level = nul ? strndup((const char *)nul + 1, size - split - 1) : strdup("");
+    /* Small, so the reason is truncated often. */
+    char why[48];
+    rs_error err = { "" };
+    int r;
+
+    if (!image || !level)
+        return;
+    why[0] = '\0';
+    r = sbat_check(image, level, why, sizeof(why), &err);
+    if (r < -1 || r > 1)
+        fuzz_bug("sbat_check returned neither -1, 0 nor 1", NULL);
+    if (r < 0 && !err.msg[0])
+        fuzz_bug("sbat_check failed without a message", NULL);
+    if (r >= 0 && ((r == 1) != (why[0] != '\0') || strnlen(why, sizeof(why)) == sizeof(why)))
+        fuzz_bug("revocation reason missing, unterminated or given for a pass", why);
+    /* An empty level revokes nothing, whatever the image says. */
+    if (sbat_check(image, "", why, sizeof(why), &err) > 0)
+        fuzz_bug("an empty SBAT level revoked an image", image);
+}
+
+static void check_vendor_cert(const uint8_t *data, size_t size)
+{
+    _cleanup_trust_ rs_trust t;
+    rs_error err = { "" };
+
+    if (rs_trust_init(&t, &err) < 0)
+        fuzz_die("trust", err.msg);
+    if (vendor_cert_parse(data, size, &t, &err) < 0 && !err.msg[0])
+        fuzz_bug("vendor_cert_parse failed without a message", NULL);
+    ERR_clear_error();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    check_sbat(data, size);
+    check_vendor_cert(data, size);
+    return 0;
+}
