@@ -51,11 +51,20 @@ static int recv_all(int fd, void *data, size_t len, rs_error *err)
 
 int rs_frame_write(int fd, const char *data, size_t len, rs_error *err)
 {
-    uint8_t hdr[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len };
+    _cleanup_free_ uint8_t *frame = NULL;
 
     if (len > RS_PROTO_MAX_FRAME)
         return rs_fail(err, "message too large");
-    return send_all(fd, hdr, 4, err) < 0 ? -1 : send_all(fd, data, len, err);
+    /* Length and body in one send: sent apart, the peer wakes up for the
+     * four bytes and again for the rest, twice per message. */
+    if (!(frame = malloc(len + 4)))
+        return rs_fail(err, "out of memory");
+    frame[0] = (uint8_t)(len >> 24);
+    frame[1] = (uint8_t)(len >> 16);
+    frame[2] = (uint8_t)(len >> 8);
+    frame[3] = (uint8_t)len;
+    memcpy(frame + 4, data, len);
+    return send_all(fd, frame, len + 4, err);
 }
 
 int rs_frame_read(int fd, rs_bytes *out, bool *eof, rs_error *err)
