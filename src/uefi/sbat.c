@@ -95,10 +95,16 @@ static int parse_line(const char *line, size_t len, char name[MAX_COMPONENT], un
         return rs_fail(err, "SBAT entry '%s' has an invalid generation", name);
     memcpy(num, comma + 1, glen);
     num[glen] = '\0';
+    /* Plain decimal digits only: what shim's atoi() makes of a sign,
+     * spaces or other text is not worth predicting. */
+    if (strspn(num, "0123456789") != glen)
+        return rs_fail(err, "SBAT entry '%s' has an invalid generation '%s'", name, num);
     errno = 0;
     *gen = strtoul(num, &end, 10);
-    if (errno || *end)
+    if (errno)
         return rs_fail(err, "SBAT entry '%s' has an invalid generation '%s'", name, num);
+    /* shim keeps a generation in a UINT16, so 65537 compares as 1. */
+    *gen &= 0xffff;
     return 1;
 }
 

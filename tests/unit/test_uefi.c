@@ -62,6 +62,13 @@ static void test_sbat(void)
     CHECK(strstr(why, "grub generation 3") != NULL);
     CHECK(sbat_check(img, "sbat,1,2023012900\ngrub\n", why, sizeof(why), &err) < 0);
     CHECK(sbat_check(img, "", why, sizeof(why), &err) == 0);
+    /* shim compares generations as UINT16: 65539 is 3, and 65540 is 4. */
+    CHECK(sbat_check(img, "sbat,1,2023012900\ngrub,65539\n", why, sizeof(why), &err) == 0);
+    CHECK(sbat_check(img, "sbat,1,2023012900\ngrub,65540\n", why, sizeof(why), &err) == 1);
+    CHECK(sbat_check("sbat,1,x\ngrub,65539,x\n", "sbat,1,2023012900\ngrub,4\n", why, sizeof(why), &err) == 1);
+    CHECK(sbat_check(img, "sbat,1,2023012900\ngrub,-1\n", why, sizeof(why), &err) < 0);
+    CHECK(sbat_check(img, "sbat,1,2023012900\ngrub,+4\n", why, sizeof(why), &err) < 0);
+    CHECK(sbat_check(img, "sbat,1,2023012900\ngrub, 4\n", why, sizeof(why), &err) < 0);
 }
 
 static void test_varstore(void)
