@@ -16,6 +16,23 @@
 
 #define CHUNK (256 * 1024)
 
+/* Probing a format, its headers, section table and trailer take a handful
+ * of reads of a few bytes each, all near the start or the end of the file:
+ * those come from a window of each end, read once, not from a syscall
+ * apiece. A module is usually smaller than one window. */
+#define WINDOW (64 * 1024)
+#define SMALL_READ 4096
+
+typedef struct window {
+    uint64_t off;
+    size_t len;
+    uint8_t *data;    /* NULL until first used */
+} window;
+
+struct rs_input_ends {
+    window w[2];      /* the start of the file, its end */
+};
+
 int rs_input_open(rs_input *in, const char *path, rs_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -46,6 +63,13 @@ int rs_input_from_fd(rs_input *in, int fd, const char *path, rs_error *err)
     }
     in->size = (uint64_t)st.st_size;
     in->mode = st.st_mode & 07777;
+    in->ends = calloc(1, sizeof(*in->ends));
+    if (!in->ends) {
+        rs_input_close(in);
+        return rs_fail(err, "out of memory");
+    }
+    in->ends->w[0].len = in->ends->w[1].len = in->size < WINDOW ? (size_t)in->size : WINDOW;
+    in->ends->w[1].off = in->size - in->ends->w[1].len;
     return 0;
 }
 
@@ -56,15 +80,18 @@ void rs_input_close(rs_input *in)
     in->fd = -1;
     free(in->path);
     in->path = NULL;
+    if (in->ends) {
+        free(in->ends->w[0].data);
+        free(in->ends->w[1].data);
+        free(in->ends);
+        in->ends = NULL;
+    }
 }
 
-int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err)
+static int read_at(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err)
 {
     uint8_t *p = buf;
 
-    if (off > in->size || len > in->size - off)
-        return rs_fail(err, "truncated: needs %zu bytes at offset %llu, file has %llu", len,
-                       (unsigned long long)off, (unsigned long long)in->size);
     while (len) {
         ssize_t n = pread(in->fd, p, len, (off_t)off);
 
@@ -81,11 +108,70 @@ int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_er
     return 0;
 }
 
+/* The window holding [off, off+len), read now if this is a small read;
+ * NULL (and no error) when the range is read directly. */
+static const window *window_for(const rs_input *in, uint64_t off, size_t len, rs_error *err, int *rc)
+{
+    *rc = 0;
+    for (int i = 0; in->ends && i < 2; i++) {
+        window *w = &in->ends->w[i];
+
+        if (off < w->off || len > w->len || off - w->off > w->len - len || (!w->data && len > SMALL_READ))
+            continue;
+        if (!w->data) {
+            if (!(w->data = malloc(w->len ? w->len : 1))) {
+                *rc = rs_fail(err, "out of memory");
+                return NULL;
+            }
+            if ((*rc = read_at(in, w->off, w->data, w->len, err)) < 0) {
+                free(w->data);
+                w->data = NULL;
+                return NULL;
+            }
+        }
+        return w;
+    }
+    return NULL;
+}
+
+int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err)
+{
+    const window *w;
+    int rc;
+
+    if (off > in->size || len > in->size - off)
+        return rs_fail(err, "truncated: needs %zu bytes at offset %llu, file has %llu", len,
+                       (unsigned long long)off, (unsigned long long)in->size);
+    w = window_for(in, off, len, err, &rc);
+    if (rc < 0)
+        return -1;
+    if (!w)
+        return read_at(in, off, buf, len, err);
+    memcpy(buf, w->data + (off - w->off), len);
+    return 0;
+}
+
+/* A range a window already holds is hashed where it is. */
+static int hash_window(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err)
+{
+    const window *w;
+    int rc = 0;
+
+    if (len > WINDOW || !(w = window_for(in, off, (size_t)len, err, &rc)))
+        return rc;
+    if (!EVP_DigestUpdate(md, w->data + (off - w->off), (size_t)len))
+        return rs_fail_ssl(err, "digest failed");
+    return 1;
+}
+
 int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err)
 {
-    _cleanup_free_ uint8_t *buf = malloc(len < CHUNK ? (len ? len : 1) : CHUNK);
+    _cleanup_free_ uint8_t *buf = NULL;
+    int rc = hash_window(in, off, len, md, err);
 
-    if (!buf)
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    if (!(buf = malloc(len < CHUNK ? (len ? len : 1) : CHUNK)))
         return rs_fail(err, "out of memory");
     while (len) {
         size_t n = len > CHUNK ? CHUNK : (size_t)len;
@@ -316,21 +402,39 @@ void rs_remove_tree(const char *dir)
         nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Deepest first: in a tree being filled, a new directory's parent usually
+ * exists already, so this costs one mkdir, not one per level. */
+static int mkdir_missing(char *dir, rs_error *err)
+{
+    char *slash;
+    int rc;
+
+    if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+        return 0;
+    if (errno != ENOENT || !(slash = strrchr(dir, '/')) || slash == dir)
+        return rs_fail(err, "%s: %s", dir, strerror(errno));
+    *slash = '\0';
+    rc = mkdir_missing(dir, err);
+    *slash = '/';
+    if (rc < 0)
+        return -1;
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return rs_fail(err, "%s: %s", dir, strerror(errno));
+    return 0;
+}
+
 int rs_mkdir_parents(const char *path, rs_error *err)
 {
     _cleanup_free_ char *copy = strdup(path);
+    char *slash;
 
     if (!copy)
         return rs_fail(err, "out of memory");
-    for (char *p = copy + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-            return rs_fail(err, "%s: %s", copy, strerror(errno));
-        *p = '/';
-    }
-    return 0;
+    slash = strrchr(copy, '/');
+    if (!slash || slash == copy)
+        return 0;
+    *slash = '\0';
+    return mkdir_missing(copy, err);
 }
 
 static int write_all(int fd, const void *data, size_t len)

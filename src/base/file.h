@@ -1,5 +1,6 @@
-/* Files: inputs are read by position (never loaded whole, never modified);
- * outputs are written to a temporary file beside the target and renamed
+/* Files: inputs are read by position (never loaded whole, never modified;
+ * reads of a few bytes near either end come from a window of each end, read
+ * once); outputs are written to a temporary file beside the target and renamed
  * into place only on commit, so a failed command leaves nothing behind. */
 #ifndef RS_FILE_H
 #define RS_FILE_H
@@ -18,6 +19,7 @@ typedef struct rs_input {
     char *path;
     uint64_t size;
     mode_t mode;
+    struct rs_input_ends *ends;   /* the windows; an input is read by one thread at a time */
 } rs_input;
 
 int rs_input_open(rs_input *in, const char *path, rs_error *err);

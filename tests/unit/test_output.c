@@ -1,7 +1,9 @@
 /* Outputs are all-or-nothing: an aborted output leaves neither the target
  * nor its temporary file; a committed one replaces the target atomically
- * with the requested mode (less the umask). */
+ * with the requested mode (less the umask). Inputs give the file's bytes
+ * wherever they are read, and missing parent directories are made. */
 #include <dirent.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,66 @@ int main(void)
     snprintf(path, sizeof(path), "%s/missing/target", dir);
     CHECK(rs_output_open(&out, path, 0644, &err) == -1);
     rs_output_abort(&out);
+
+    /* Small reads near either end come from a window of that end; any
+     * read gives the file's bytes, and a hash over a window's range the
+     * same digest as over the bytes. */
+    {
+        static uint8_t big[200000], got[4096];
+        uint8_t want_md[32], got_md[32];
+        unsigned int md_len;
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        bool same = true;
+
+        for (size_t i = 0; i < sizeof(big); i++)
+            big[i] = (uint8_t)(i * 7 + i / 251);
+        snprintf(path, sizeof(path), "%s/big", dir);
+        CHECK(rs_write_file(path, big, sizeof(big), 0644, &err) == 0);
+        CHECK(rs_input_open(&in, path, &err) == 0);
+        static const struct { uint64_t off; size_t len; } reads[] = {
+            { 0, 2 }, { 0, 64 }, { 199960, 40 }, { 100000, 10 }, { 65530, 20 }, { 134460, 4096 }, { 0, 4096 },
+            { 199999, 1 }, { 200000, 0 }, { 60000, 4096 },
+        };
+        for (size_t r = 0; r < sizeof(reads) / sizeof(reads[0]); r++)
+            same &= rs_input_read(&in, reads[r].off, got, reads[r].len, &err) == 0 &&
+                    !memcmp(got, big + reads[r].off, reads[r].len);
+        CHECK(same);
+        CHECK(rs_input_read(&in, 199999, got, 2, &err) == -1 && strstr(err.msg, "truncated"));
+        for (uint64_t off = 0; off < sizeof(big); off += 50000) {
+            size_t len = off ? 50000 : 1000;
+
+            CHECK(EVP_Digest(big + off, len, want_md, &md_len, EVP_sha256(), NULL));
+            CHECK(EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) && rs_input_hash(&in, off, len, ctx, &err) == 0);
+            CHECK(EVP_DigestFinal_ex(ctx, got_md, &md_len) && !memcmp(want_md, got_md, 32));
+        }
+        rs_input_close(&in);
+        EVP_MD_CTX_free(ctx);
+
+        CHECK(rs_input_open(&in, path, &err) == 0);   /* shrinks before its end is read */
+        CHECK(truncate(path, 100000) == 0);
+        CHECK(rs_input_read(&in, 0, got, 2, &err) == 0 && !memcmp(got, big, 2));
+        CHECK(rs_input_read(&in, 199960, got, 40, &err) == -1 && strstr(err.msg, "shrank"));
+        rs_input_close(&in);
+        unlink(path);
+    }
+
+    /* Parents are made deepest first; each missing level is created, a
+     * file in the way is an error, and an existing tree costs nothing. */
+    snprintf(path, sizeof(path), "%s/p/q//r/file", dir);
+    CHECK(rs_mkdir_parents(path, &err) == 0);
+    CHECK(rs_write_new_file(path, "x", 1, 0644, &err) == 0);
+    CHECK(rs_mkdir_parents(path, &err) == 0);
+    snprintf(path, sizeof(path), "%s/p/q/s/", dir);   /* a trailing slash makes s itself */
+    CHECK(rs_mkdir_parents(path, &err) == 0);
+    CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    snprintf(path, sizeof(path), "%s/p/q/r/file/below/x", dir);
+    CHECK(rs_mkdir_parents(path, &err) == -1);
+    CHECK(strstr(err.msg, "Not a directory") != NULL);
+    snprintf(path, sizeof(path), "%s/p/q/t/u/file", dir);   /* made when open finds no parent */
+    CHECK(rs_write_new_file(path, "y", 1, 0644, &err) == 0);
+    CHECK(rs_write_new_file(path, "y", 1, 0644, &err) == -1);   /* never replaces */
+    snprintf(path, sizeof(path), "rm -r '%s/p'", dir);
+    CHECK(system(path) == 0);
 
     snprintf(path, sizeof(path), "%s/target", dir);
     unlink(path);
