@@ -15,8 +15,80 @@
 
 #define MAX_SYMLINK_HOPS 40
 
+/* A kernel lists a thousand modules in a few hundred directories: each
+ * directory (or symlink) on the way is looked up once per tree, not once
+ * per file below it. Files are not kept: each is named once. */
+typedef struct rs_known_node {
+    char *name;              /* NULL: free slot */
+    rs_node_type type;       /* RS_NODE_DIR or RS_NODE_SYMLINK */
+    char *link;              /* a symlink's target */
+} known_node;
+
+static size_t name_hash(const char *s)
+{
+    size_t h = 14695981039346656037ULL;   /* FNV-1a */
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The slot holding name, or the free slot where it belongs. */
+static known_node *known_slot(known_node *table, size_t cap, const char *name)
+{
+    size_t i = name_hash(name) & (cap - 1);
+
+    while (table[i].name && strcmp(table[i].name, name) != 0)
+        i = (i + 1) & (cap - 1);
+    return &table[i];
+}
+
+static void known_free(rs_pkgtree *t)
+{
+    for (size_t i = 0; i < t->known_cap; i++) {
+        free(t->known[i].name);
+        free(t->known[i].link);
+    }
+    free(t->known);
+}
+
+/* Doubles the table, keeping it at most half full so probes stay short. */
+static int known_grow(rs_pkgtree *t, rs_error *err)
+{
+    size_t cap = t->known_cap ? 2 * t->known_cap : 256;
+    known_node *table = calloc(cap, sizeof(*table));
+
+    if (!table)
+        return rs_fail(err, "out of memory");
+    for (size_t i = 0; i < t->known_cap; i++)
+        if (t->known[i].name)
+            *known_slot(table, cap, t->known[i].name) = t->known[i];
+    free(t->known);
+    t->known = table;
+    t->known_cap = cap;
+    return 0;
+}
+
+static int known_add(rs_pkgtree *t, const char *name, rs_node_type type, const char *link, rs_error *err)
+{
+    known_node *k;
+
+    if (2 * (t->known_count + 1) > t->known_cap && known_grow(t, err) < 0)
+        return -1;
+    k = known_slot(t->known, t->known_cap, name);
+    if (!(k->name = strdup(name)) || (link && !(k->link = strdup(link)))) {
+        free(k->name);
+        k->name = NULL;
+        return rs_fail(err, "out of memory");
+    }
+    k->type = type;
+    t->known_count++;
+    return 0;
+}
+
 void rs_pkgtree_free(rs_pkgtree *t)
 {
+    known_free(t);
     free(t->name);
     free(t->version);
     free(t->origin);
@@ -88,8 +160,18 @@ static int lookup_dir(rs_pkgtree *t, const char *name, rs_node_type *type, char 
 
 static int lookup(rs_pkgtree *t, const char *name, rs_node_type *type, char **link, rs_error *err)
 {
+    known_node *k = t->known ? known_slot(t->known, t->known_cap, name) : NULL;
+    int rc;
+
     *link = NULL;
-    return t->is_deb ? lookup_deb(t, name, type, link, err) : lookup_dir(t, name, type, link, err);
+    if (k && k->name) {
+        *type = k->type;
+        return k->link && !(*link = strdup(k->link)) ? rs_fail(err, "out of memory") : 0;
+    }
+    rc = t->is_deb ? lookup_deb(t, name, type, link, err) : lookup_dir(t, name, type, link, err);
+    if (rc == 0 && (*type == RS_NODE_DIR || *type == RS_NODE_SYMLINK))
+        return known_add(t, name, *type, *link, err);
+    return rc;
 }
 
 /* Pending path components, consumed from the front; a symlink's target is

@@ -16,6 +16,8 @@ typedef struct rs_pkgtree {
     bool is_deb;
     bool indexed;
     rs_deb_index index;   /* .deb only, read on first resolve */
+    struct rs_known_node *known;   /* directories and symlinks already looked up */
+    size_t known_cap, known_count;
 } rs_pkgtree;
 
 void rs_pkgtree_free(rs_pkgtree *t);
