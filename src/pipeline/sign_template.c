@@ -32,6 +32,7 @@ typedef struct item {
     const rs_sign_file *file;
     rs_pkgtree *tree;
     char *resolved;              /* name inside the package */
+    char *sig_name;              /* package/path.sig, below signatures/ */
     const rs_format *format;     /* detected in phase A */
     rs_digest digest;
     uint64_t size;
@@ -45,7 +46,11 @@ typedef struct job {
     rs_pkgset inputs;
     item *items;
     size_t n_items;
+    item **by_name;              /* the items in signatures.tar.xz order */
     char *work;                  /* the hidden directory that becomes OUTDIR */
+    char *sigdir;                /* work/signatures */
+    time_t mtime;                /* of every file in the outputs */
+    rs_tarball_feed *feed;       /* writes signatures.tar.xz */
     rs_progress progress;
 } job;
 
@@ -53,12 +58,15 @@ static void job_free(job *j)
 {
     for (size_t i = 0; i < j->n_items; i++) {
         free(j->items[i].resolved);
+        free(j->items[i].sig_name);
         rs_bytes_free(&j->items[i].sig);
     }
     free(j->items);
+    free(j->by_name);
     rs_pkgset_free(&j->inputs);
     rs_template_free(&j->tpl);
     free(j->work);
+    free(j->sigdir);
 }
 
 /* ---- refusals that need no file contents ---- */
@@ -128,7 +136,9 @@ static int resolve_items(job *j, rs_error *err)
 
     for (size_t p = 0; p < j->tpl.files.n_packages; p++)
         total += j->tpl.files.packages[p].n_files;
-    j->items = calloc(total ? total : 1, sizeof(*j->items));
+    if (total == 0)
+        return rs_fail(err, "the template lists no files to sign");
+    j->items = calloc(total, sizeof(*j->items));
     if (!j->items)
         return rs_fail(err, "out of memory");
     for (size_t p = 0; p < j->tpl.files.n_packages; p++) {
@@ -143,9 +153,40 @@ static int resolve_items(job *j, rs_error *err)
             item *it = &j->items[j->n_items++];
 
             *it = (item){ .pkg = pkg, .file = &pkg->files[f], .tree = tree };
+            if (asprintf(&it->sig_name, "%s/%s.sig", pkg->name, pkg->files[f].path) < 0) {
+                it->sig_name = NULL;
+                return rs_fail(err, "out of memory");
+            }
             if (rs_pkgtree_resolve(tree, pkg->files[f].path, &it->resolved, err) < 0)
                 return rs_error_prefix(err, "package %s (%s)", pkg->name, tree->origin);
         }
+    }
+    return 0;
+}
+
+static int cmp_sig_name(const void *a, const void *b)
+{
+    return rs_tarball_path_cmp((*(item *const *)a)->sig_name, (*(item *const *)b)->sig_name);
+}
+
+/* Sorted, two signatures that would land on one path, or a signature
+ * where another needs a directory, are next to each other. */
+static int order_items(job *j, rs_error *err)
+{
+    if (!(j->by_name = calloc(j->n_items, sizeof(*j->by_name))))
+        return rs_fail(err, "out of memory");
+    for (size_t i = 0; i < j->n_items; i++)
+        j->by_name[i] = &j->items[i];
+    qsort(j->by_name, j->n_items, sizeof(*j->by_name), cmp_sig_name);
+    for (size_t i = 1; i < j->n_items; i++) {
+        const item *a = j->by_name[i - 1], *b = j->by_name[i];
+        size_t n = strlen(a->sig_name);
+
+        if (!strcmp(a->sig_name, b->sig_name))
+            return rs_fail(err, "package %s: %s is listed twice", a->pkg->name, a->file->path);
+        if (!strncmp(a->sig_name, b->sig_name, n) && b->sig_name[n] == '/')
+            return rs_fail(err, "package %s: %s.sig would be both the signature of %s and a directory above %s's",
+                           a->pkg->name, a->file->path, a->file->path, b->file->path);
     }
     return 0;
 }
@@ -250,26 +291,59 @@ static int write_sig(const char *base, const item *it, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
 
-    if (asprintf(&path, "%s/%s/%s.sig", base, it->pkg->name, it->file->path) < 0)
+    if (asprintf(&path, "%s/%s", base, it->sig_name) < 0)
         return rs_fail(err, "out of memory");
     return rs_write_new_file(path, it->sig.data, it->sig.len, 0644, err);
 }
 
-static int sign_one(void *ctx, size_t i, rs_error *err)
+/* Item k in tarball order, so the tarball's writer rarely waits. */
+static int sign_one(void *ctx, size_t k, rs_error *err)
 {
     job *j = ctx;
-    item *it = &j->items[i];
-    _cleanup_free_ char *dir = NULL;
+    item *it = j->by_name[k];
 
     if (it->format->sign_digest(&it->digest, j->o->signer, &j->o->sign, &it->sig, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
     SHA256(it->sig.data, it->sig.len, it->sig_sha256);
-    if (asprintf(&dir, "%s/signatures", j->work) < 0)
-        return rs_fail(err, "out of memory");
-    if (write_sig(dir, it, err) < 0)
+    if (write_sig(j->sigdir, it, err) < 0)
         return -1;
+    rs_tarball_feed_ready(j->feed, k);
     rs_progress_step(&j->progress, it->size);
     return 0;
+}
+
+static void tar_entry(void *ctx, size_t k, const char **path, const void **data, size_t *len)
+{
+    const item *it = ((job *)ctx)->by_name[k];
+
+    *path = it->sig_name;
+    *data = it->sig.data;
+    *len = it->sig.len;
+}
+
+/* signatures.tar.xz is written from memory while signing goes on, rather
+ * than read back from the tree and compressed after it. Its writer starts
+ * before phase A, so loading libarchive happens meanwhile too. */
+static int start_tarball(job *j, rs_error *err)
+{
+    _cleanup_free_ char *tarball = NULL;
+
+    if (asprintf(&tarball, "%s/signatures.tar.xz", j->work) < 0)
+        return rs_fail(err, "out of memory");
+    return rs_tarball_feed_start(&j->feed, tarball, j->mtime, j->n_items, tar_entry, j, err);
+}
+
+static int sign_all(job *j, rs_error *err)
+{
+    int rc;
+
+    rs_progress_init(&j->progress, "signing", j->n_items);
+    j->progress.enabled &= j->o->progress;
+    rc = rs_batch_run(j->n_items, j->o->jobs, sign_one, j, err);
+    rs_progress_finish(&j->progress);
+    if (rc == 0 && rs_tarball_feed_finish(j->feed, err) < 0)
+        rc = rs_error_prefix(err, "%s/signatures.tar.xz", j->work);
+    return rc;
 }
 
 /* ---- outputs ---- */
@@ -301,13 +375,15 @@ static int write_manifest(job *j, rs_error *err)
     return rs_write_file(path, text, strlen(text), 0644, err);
 }
 
-static time_t output_mtime(const job *j, rs_error *err, int *rc)
+static int output_mtime(job *j, rs_error *err)
 {
     time_t t = 0;
     bool set;
 
-    *rc = rs_source_date_epoch(&t, &set, err);
-    return set ? t : j->tpl.changelog_time;
+    if (rs_source_date_epoch(&t, &set, err) < 0)
+        return -1;
+    j->mtime = set ? t : j->tpl.changelog_time;
+    return 0;
 }
 
 static int copy_file(const char *from, const char *to, mode_t mode, rs_error *err)
@@ -398,7 +474,7 @@ static int set_mtimes(const char *path, const struct stat *st, int flag, struct 
     return utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
 }
 
-static int build_source_package(job *j, time_t mtime, rs_error *err)
+static int build_source_package(job *j, rs_error *err)
 {
     _cleanup_free_ char *tree = NULL, *sigs = NULL;
     const char *version = j->tpl.source_version, *colon;
@@ -415,7 +491,7 @@ static int build_source_package(job *j, time_t mtime, rs_error *err)
         if (write_sig(sigs, &j->items[i], err) < 0)
             return -1;
     /* Fixed mtimes, so dpkg-source builds the same tarball every time. */
-    tree_mtime = mtime;
+    tree_mtime = j->mtime;
     if (nftw(tree, set_mtimes, 16, FTW_PHYS) != 0)
         return rs_fail(err, "%s: cannot set file times", tree);
     char *argv[] = { "dpkg-source", "--format=3.0 (native)", "-b", basename(tree), NULL };
@@ -424,17 +500,11 @@ static int build_source_package(job *j, time_t mtime, rs_error *err)
 
 static int assemble_outputs(job *j, rs_error *err)
 {
-    _cleanup_free_ char *sigdir = NULL, *tarball = NULL, *tmpl_dir = NULL;
-    int rc = 0;
-    time_t mtime = output_mtime(j, err, &rc);
+    _cleanup_free_ char *tmpl_dir = NULL;
 
-    if (rc < 0)
-        return -1;
-    if (asprintf(&sigdir, "%s/signatures", j->work) < 0 || asprintf(&tarball, "%s/signatures.tar.xz", j->work) < 0 ||
-        asprintf(&tmpl_dir, "%s/source-template", j->work) < 0)
+    if (asprintf(&tmpl_dir, "%s/source-template", j->work) < 0)
         return rs_fail(err, "out of memory");
-    if (rs_tarball_write(sigdir, tarball, mtime, err) < 0 || write_manifest(j, err) < 0 ||
-        build_source_package(j, mtime, err) < 0)
+    if (write_manifest(j, err) < 0 || build_source_package(j, err) < 0)
         return -1;
     rs_remove_tree(tmpl_dir);   /* a .deb template's unpacked source-template */
     return 0;
@@ -456,6 +526,10 @@ static int make_workdir(job *j, rs_error *err)
     if (!mkdtemp(j->work))
         return rs_fail(err, "%s: cannot create a work directory: %s", j->o->output_dir, strerror(errno));
     chmod(j->work, 0755);
+    if (asprintf(&j->sigdir, "%s/signatures", j->work) < 0) {
+        j->sigdir = NULL;
+        return rs_fail(err, "out of memory");
+    }
     return 0;
 }
 
@@ -469,20 +543,21 @@ int rs_sign_template(const rs_sign_template_options *o, rs_error *err)
         rs_error_prefix(err, "%s", o->template_spec);
     if (rc == 0)
         rc = check_trusted_certs(&j, err);
-    if (rc == 0 && (rc = rs_pkgset_scan(o->packages_dir, &j.inputs, err)) == 0)
-        rc = resolve_items(&j, err);
+    if (rc == 0)
+        rc = output_mtime(&j, err);
+    if (rc == 0 && (rc = rs_pkgset_scan(o->packages_dir, &j.inputs, err)) == 0 && (rc = resolve_items(&j, err)) == 0)
+        rc = order_items(&j, err);
+    if (rc == 0)
+        rc = start_tarball(&j, err);
     if (rc == 0) {
         rs_progress_init(&j.progress, "checking", j.n_items);
         j.progress.enabled &= o->progress;
         rc = digest_all(&j, err);
         rs_progress_finish(&j.progress);
     }
-    if (rc == 0) {
-        rs_progress_init(&j.progress, "signing", j.n_items);
-        j.progress.enabled &= o->progress;
-        rc = rs_batch_run(j.n_items, o->jobs, sign_one, &j, err);
-        rs_progress_finish(&j.progress);
-    }
+    if (rc == 0)
+        rc = sign_all(&j, err);
+    rs_tarball_feed_free(TAKE_PTR(j.feed));   /* stopped before the work directory can go */
     if (rc == 0)
         rc = assemble_outputs(&j, err);
     if (rc == 0)

@@ -4,11 +4,47 @@
 #ifndef RS_TARBALL_H
 #define RS_TARBALL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 
 #include "base/error.h"
 
 /* Packs the contents of dir (entries relative to it) into output. */
 int rs_tarball_write(const char *dir, const char *output, time_t mtime, rs_error *err);
+
+/* The order rs_tarball_write gives a tree: depth-first, the names in each
+ * directory in byte order. For whole paths that is byte order with '/'
+ * below every other byte, so "a/b" comes before "a-b" and "a.b". */
+int rs_tarball_path_cmp(const char *a, const char *b);
+
+/* The same tarball built from memory: files are added in
+ * rs_tarball_path_cmp order, and the directories above each one come
+ * before it, as rs_tarball_write gives them for that tree (which holds no
+ * empty directories). The output stays a temporary file until committed;
+ * freeing an uncommitted tarball removes it. */
+typedef struct rs_tarball rs_tarball;
+
+int rs_tarball_open(rs_tarball **t, const char *output, time_t mtime, rs_error *err);
+int rs_tarball_add_file(rs_tarball *t, const char *path, const void *data, size_t len, rs_error *err);
+int rs_tarball_commit(rs_tarball *t, rs_error *err);
+void rs_tarball_free(rs_tarball *t);
+
+/* A tarball of n files written on its own thread while they are being
+ * made, so compressing overlaps with making them instead of following it.
+ * Files become ready in any order (rs_tarball_feed_ready(k) from any
+ * thread); file k is written once files 0..k all are, as entry(ctx, k)
+ * describes it; its path and data must stay put from then on. The thread
+ * also opens the output, so a failure to do so shows in finish. */
+typedef void (*rs_tarball_entry)(void *ctx, size_t k, const char **path, const void **data, size_t *len);
+typedef struct rs_tarball_feed rs_tarball_feed;
+
+int rs_tarball_feed_start(rs_tarball_feed **f, const char *output, time_t mtime, size_t n, rs_tarball_entry entry,
+                          void *ctx, rs_error *err);
+void rs_tarball_feed_ready(rs_tarball_feed *f, size_t k);
+/* Once all n are ready: waits for the writer and commits the tarball. */
+int rs_tarball_feed_finish(rs_tarball_feed *f, rs_error *err);
+/* Stops the writer if it still runs; removes the tarball unless committed. */
+void rs_tarball_feed_free(rs_tarball_feed *f);
 
 #endif

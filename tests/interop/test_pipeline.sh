@@ -95,7 +95,9 @@ evil nopackage '{"grub-efi-amd64-bin": {"files": [{"sig_type": "efi", "file": "u
 fpr=$(openssl x509 -in "$WORK/other.crt" -outform DER | sha256sum | cut -d' ' -f1)
 evil trusted "{\"shim-unsigned\": {\"trusted_certs\": [\"$fpr\"], \"files\": [{\"sig_type\": \"efi\", \"file\": \"usr/lib/shim/fbx64.efi\"}]}}"
 evil notjson '{"shim-unsigned": {"files": [}'
-for t in badname absolute dotdot missing directory sigtype unknowntype nopackage trusted notjson; do
+evil twice '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/fbx64.efi"}, {"sig_type": "efi", "file": "usr/lib/shim/fbx64.efi"}]}}'
+evil nofiles '{"shim-unsigned": {"files": []}}'
+for t in badname absolute dotdot missing directory sigtype unknowntype nopackage trusted notjson twice nofiles; do
     refuses "refuses template '$t'" "$WORK/refused-$t" \
         sign_template "$WORK/$t.json" --packages "$WORK/pkgs" --output "$WORK/refused-$t"
     check "... and leaves no partial output ($t)" no_partial
@@ -125,6 +127,25 @@ refuses "refuses a directory symlink escaping the package" "$WORK/refused-link-d
 evil link-inside '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/inside.efi"}]}}'
 check "follows a symlink that stays inside the package" \
     sign_template "$WORK/link-inside.json" --packages "$WORK/evil-roots" --output "$WORK/inside"
+# Directories and symlinks are looked up once per package; a later path
+# through them is held to the same rules as the first.
+ln -s ../../.. "$WORK/evil-roots/shim-unsigned/usr/lib/shim/top"
+ln -s ../../../.. "$WORK/evil-roots/shim-unsigned/usr/lib/shim/above"
+ln -s loop "$WORK/evil-roots/shim-unsigned/usr/lib/shim/loop"
+evil link-again '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/inside.efi"}, {"sig_type": "efi", "file": "usr/lib/shim/top/usr/lib/shim/top/usr/lib/shim/real.efi"}]}}'
+check "follows a known directory symlink again" \
+    sign_template "$WORK/link-again.json" --packages "$WORK/evil-roots" --output "$WORK/again"
+# A signature file where another signature needs a directory.
+mkdir -p "$WORK/evil-roots/shim-unsigned/usr/lib/shim/real.efi.sig"
+cp "$unsigned_root/usr/lib/shim/fbx64.efi" "$WORK/evil-roots/shim-unsigned/usr/lib/shim/real.efi.sig/x.efi"
+evil collide '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/real.efi.sig/x.efi"}, {"sig_type": "efi", "file": "usr/lib/shim/real.efi"}]}}'
+refuses "refuses two signatures that collide as file and directory" "$WORK/refused-collide" \
+    sign_template "$WORK/collide.json" --packages "$WORK/evil-roots" --output "$WORK/refused-collide"
+for t in rel.efi dir/shim/fbx64.efi top/usr/lib/shim/above/x.efi loop; do
+    evil link-later "{\"shim-unsigned\": {\"files\": [{\"sig_type\": \"efi\", \"file\": \"usr/lib/shim/real.efi\"}, {\"sig_type\": \"efi\", \"file\": \"usr/lib/shim/top/usr/lib/shim/real.efi\"}, {\"sig_type\": \"efi\", \"file\": \"usr/lib/shim/$t\"}]}}"
+    refuses "refuses $t after paths through the same directories" "$WORK/refused-later" \
+        sign_template "$WORK/link-later.json" --packages "$WORK/evil-roots" --output "$WORK/refused-later"
+done
 
 mkdir -p "$WORK/evil-deb/DEBIAN" "$WORK/evil-deb/usr/lib/shim" "$WORK/evil-debs"
 printf 'Package: shim-unsigned\nVersion: 1.0\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: t\n' >"$WORK/evil-deb/DEBIAN/control"

@@ -1,0 +1,160 @@
+/* A tarball built from memory, file by file in rs_tarball_path_cmp order
+ * (directly, or on the feed's own thread with files becoming ready in any
+ * order), has the bytes rs_tarball_write gives for the same tree on disk. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/bytes.h"
+#include "base/file.h"
+#include "harness.h"
+#include "pipeline/tarball.h"
+
+/* Names where '/' must sort before '-', '.', ' ' and '!', a name that is
+ * a prefix of its neighbours, long names (pax headers) and empty data. */
+static const char *const files[] = {
+    "p/a-b.sig", "p/a/b.sig", "p/a.b.sig", "p/a/b/c.sig", "p/a/b-c.sig", "p/a/b.c.sig", "p/a.sig", "p/a!b.sig",
+    "p/a b.sig", "p/a0.sig", "p/A.sig", "p/Z/z.sig", "p-q/x.sig", "p.q/x.sig", "p+q/x.sig", "pq/x.sig",
+    "p/deep/1/2/3/4/5/6/7/8/9/m.sig", "p/empty.sig",
+    "p/long/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"
+    "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy.sig",
+};
+#define N_FILES (sizeof(files) / sizeof(files[0]))
+
+static char data[N_FILES][700];
+static size_t lens[N_FILES];
+static const char *sorted[N_FILES];
+
+static int cmp_path(const void *a, const void *b)
+{
+    return rs_tarball_path_cmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int data_of(const char *path)
+{
+    for (size_t i = 0; i < N_FILES; i++)
+        if (!strcmp(files[i], path))
+            return (int)i;
+    return -1;
+}
+
+static void entry(void *ctx, size_t k, const char **path, const void **d, size_t *len)
+{
+    int i = data_of(sorted[k]);
+
+    (void)ctx;
+    *path = sorted[k];
+    *d = data[i];
+    *len = lens[i];
+}
+
+typedef struct marker {
+    rs_tarball_feed *feed;
+    size_t first;      /* marks first, first+2, ... from the end down */
+} marker;
+
+static void *mark(void *arg)
+{
+    marker *m = arg;
+
+    for (size_t k = N_FILES; k-- > 0;)
+        if (k % 2 == m->first) {
+            usleep(200);
+            rs_tarball_feed_ready(m->feed, k);
+        }
+    return NULL;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    rs_bytes x = { 0 }, y = { 0 };
+    rs_error err;
+    bool same = rs_read_file(a, 1 << 24, &x, &err) == 0 && rs_read_file(b, 1 << 24, &y, &err) == 0 &&
+                x.len == y.len && !memcmp(x.data, y.data, x.len);
+
+    rs_bytes_free(&x);
+    rs_bytes_free(&y);
+    return same;
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/rs-test-tarball-XXXXXX", path[1024], ref[1024], out[1024];
+    rs_tarball *t = NULL;
+    rs_tarball_feed *feed = NULL;
+    pthread_t threads[2];
+    marker m[2];
+    rs_error err;
+    bool ok = true;
+
+    CHECK(mkdtemp(dir) != NULL);
+    if (rs_tarball_open(&t, "/dev/null/x", 0, &err) < 0 && strstr(err.msg, "libarchive")) {
+        printf("SKIP: %s\n", err.msg);
+        return 77;
+    }
+    for (size_t i = 0; i < N_FILES; i++) {
+        lens[i] = strstr(files[i], "empty") ? 0 : 1 + (i * 37) % sizeof(data[i]);
+        memset(data[i], 'a' + (int)i, lens[i]);
+        snprintf(path, sizeof(path), "%s/tree/%s", dir, files[i]);
+        CHECK(rs_write_new_file(path, data[i], lens[i], 0644, &err) == 0);
+        sorted[i] = files[i];
+    }
+    qsort(sorted, N_FILES, sizeof(sorted[0]), cmp_path);
+    CHECK(rs_tarball_path_cmp("a/b", "a-b") < 0 && rs_tarball_path_cmp("a/b", "a.b") < 0);
+    CHECK(rs_tarball_path_cmp("a", "a/b") < 0 && rs_tarball_path_cmp("a/b", "a!b") < 0);
+    CHECK(rs_tarball_path_cmp("a\xc3\xa9", "a/z") > 0 && rs_tarball_path_cmp("ab", "ab") == 0);
+
+    /* The reference: the tree on disk. */
+    snprintf(path, sizeof(path), "%s/tree", dir);
+    snprintf(ref, sizeof(ref), "%s/ref.tar.xz", dir);
+    CHECK(rs_tarball_write(path, ref, 1700000000, &err) == 0);
+
+    /* From memory, in order. */
+    snprintf(out, sizeof(out), "%s/mem.tar.xz", dir);
+    CHECK(rs_tarball_open(&t, out, 1700000000, &err) == 0);
+    for (size_t k = 0; k < N_FILES; k++)
+        ok &= rs_tarball_add_file(t, sorted[k], data[data_of(sorted[k])], lens[data_of(sorted[k])], &err) == 0;
+    CHECK(ok);
+    CHECK(rs_tarball_commit(t, &err) == 0);
+    rs_tarball_free(t);
+    CHECK(same_file(ref, out));
+
+    /* On the feed's thread, files ready from last to first, from two threads. */
+    snprintf(out, sizeof(out), "%s/feed.tar.xz", dir);
+    CHECK(rs_tarball_feed_start(&feed, out, 1700000000, N_FILES, entry, NULL, &err) == 0);
+    for (int i = 0; i < 2; i++) {
+        m[i] = (marker){ feed, (size_t)i };
+        pthread_create(&threads[i], NULL, mark, &m[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(threads[i], NULL);
+    CHECK(rs_tarball_feed_finish(feed, &err) == 0);
+    rs_tarball_feed_free(feed);
+    CHECK(same_file(ref, out));
+
+    /* A feed stopped before all are ready leaves nothing. */
+    snprintf(out, sizeof(out), "%s/stopped.tar.xz", dir);
+    CHECK(rs_tarball_feed_start(&feed, out, 0, N_FILES, entry, NULL, &err) == 0);
+    rs_tarball_feed_ready(feed, 0);
+    rs_tarball_feed_free(feed);
+    CHECK(access(out, F_OK) != 0);
+
+    /* Out of order, twice, or a file where a directory must go: refused. */
+    snprintf(out, sizeof(out), "%s/bad.tar.xz", dir);
+    CHECK(rs_tarball_open(&t, out, 0, &err) == 0);
+    CHECK(rs_tarball_add_file(t, "a/b", "x", 1, &err) == 0);
+    CHECK(rs_tarball_add_file(t, "a/b", "x", 1, &err) == -1 && strstr(err.msg, "twice or out of order"));
+    CHECK(rs_tarball_add_file(t, "a-b", "x", 1, &err) == 0);
+    CHECK(rs_tarball_add_file(t, "a", "x", 1, &err) == -1);
+    CHECK(rs_tarball_add_file(t, "a-b/c", "x", 1, &err) == -1 && strstr(err.msg, "a file and a directory"));
+    rs_tarball_free(t);
+    CHECK(access(out, F_OK) != 0);
+
+    snprintf(path, sizeof(path), "rm -r '%s'", dir);
+    CHECK(system(path) == 0);
+    return harness_finish("test_tarball");
+}
