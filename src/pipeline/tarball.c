@@ -1,6 +1,7 @@
 #include "pipeline/tarball.h"
 
 #include <dirent.h>
+#include <locale.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -211,7 +212,32 @@ static int add_tree(struct archive *a, const char *root, const char *rel, time_t
     return rc;
 }
 
-int rs_tarball_write(const char *dir, const char *output, time_t mtime, rs_error *err)
+/* Names are UTF-8. libarchive converts them through the calling thread's
+ * locale, and in reprosign's C locale it refuses any name that is not
+ * ASCII; the thread writing entries uses C.UTF-8 instead, which leaves
+ * ASCII names exactly as they were. */
+typedef struct names_locale {
+    locale_t utf8, previous;
+} names_locale;
+
+static names_locale utf8_names_begin(void)
+{
+    names_locale n = { newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0), (locale_t)0 };
+
+    if (n.utf8)
+        n.previous = uselocale(n.utf8);
+    return n;
+}
+
+static void utf8_names_end(names_locale n)
+{
+    if (!n.utf8)
+        return;
+    uselocale(n.previous);
+    freelocale(n.utf8);
+}
+
+static int write_tree(const char *dir, const char *output, time_t mtime, rs_error *err)
 {
     _cleanup_(tarball_freep) rs_tarball *t = NULL;
 
@@ -220,6 +246,15 @@ int rs_tarball_write(const char *dir, const char *output, time_t mtime, rs_error
     if (add_tree(t->a, dir, "", mtime, err) < 0)
         return rs_error_prefix(err, "%s", output);
     return rs_tarball_commit(t, err);
+}
+
+int rs_tarball_write(const char *dir, const char *output, time_t mtime, rs_error *err)
+{
+    names_locale n = utf8_names_begin();
+    int rc = write_tree(dir, output, mtime, err);
+
+    utf8_names_end(n);
+    return rc;
 }
 
 /* ---- written on its own thread ---- */
@@ -261,15 +296,14 @@ static size_t feed_wait(rs_tarball_feed *f, size_t k)
     return avail;
 }
 
-static void *feed_main(void *arg)
+static void feed_run(rs_tarball_feed *f)
 {
-    rs_tarball_feed *f = arg;
     size_t k = 0, avail;
 
     /* Opened here, so loading libarchive overlaps with the caller's work. */
     if (rs_tarball_open(&f->t, f->output, f->mtime, &f->err) < 0) {
         f->rc = -1;
-        return NULL;
+        return;
     }
     while (k < f->n && (avail = feed_wait(f, k)) > 0)
         for (; k < avail; k++) {
@@ -280,9 +314,17 @@ static void *feed_main(void *arg)
             f->entry(f->ctx, k, &path, &data, &len);
             if (rs_tarball_add_file(f->t, path, data, len, &f->err) < 0) {
                 f->rc = -1;
-                return NULL;
+                return;
             }
         }
+}
+
+static void *feed_main(void *arg)
+{
+    names_locale n = utf8_names_begin();
+
+    feed_run(arg);
+    utf8_names_end(n);
     return NULL;
 }
 

@@ -183,6 +183,15 @@ check "the ambiguity error lists the versions" grep -q 'ambiguous.*99.0' "$WORK/
 mkdir -p "$WORK/onlynew" && cp "$WORK/versions/newer.deb" "$WORK/onlynew/"
 refuses "only another version present: refused" "$WORK/wrongver" \
     sign_template "$template_deb" --packages "$WORK/onlynew" --output "$WORK/wrongver"
+# A name that is not ASCII (UTF-8, as Debian's file names are): reprosign
+# runs in the C locale, and the tarball must still carry it as it is.
+mkdir -p "$WORK/utf8-roots/shim-unsigned/usr/lib/shim/été"
+cp "$unsigned_root/usr/lib/shim/fbx64.efi" "$WORK/utf8-roots/shim-unsigned/usr/lib/shim/été/fb.efi"
+evil utf8 '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/été/fb.efi"}]}}'
+check "a UTF-8 file name is signed" sign_template "$WORK/utf8.json" --packages "$WORK/utf8-roots" --output "$WORK/utf8"
+check "... and signatures.tar.xz carries the name as it is" bash -c "
+    mkdir '$WORK/utf8-x' && tar -xJf '$WORK/utf8/signatures.tar.xz' -C '$WORK/utf8-x' &&
+    cmp '$WORK/utf8-x/shim-unsigned/usr/lib/shim/été/fb.efi.sig' '$WORK/utf8/signatures/shim-unsigned/usr/lib/shim/été/fb.efi.sig'"
 refuses "OUTDIR that already exists" "" sign_template "$template_deb" --packages "$WORK/pkgs" --output "$WORK/out"
 refuses "a template that is not a template" "$WORK/nt" sign_template "$unsigned_deb" --packages "$WORK/pkgs" --output "$WORK/nt"
 check "no partial output anywhere" no_partial
