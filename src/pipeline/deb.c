@@ -293,6 +293,20 @@ static int add_entry(void *ctx, struct archive *data, struct archive_entry *e, c
     return 0;
 }
 
+/* Sorted for lookups; a name listed twice makes the package unreadable,
+ * since which of the two is "the" file would be a guess. */
+static int index_finish(rs_deb_index *idx, rs_error *err)
+{
+    qsort(idx->entries, idx->count, sizeof(*idx->entries), cmp_entry);
+    for (size_t i = 1; i < idx->count; i++)
+        if (!strcmp(idx->entries[i - 1].name, idx->entries[i].name)) {
+            rs_fail(err, "data.tar lists '%s' twice", idx->entries[i].name);
+            rs_deb_index_free(idx);
+            return -1;
+        }
+    return 0;
+}
+
 int rs_deb_index_read(const char *path, rs_deb_index *out, rs_error *err)
 {
     index_build b = { .idx = out };
@@ -302,14 +316,7 @@ int rs_deb_index_read(const char *path, rs_deb_index *out, rs_error *err)
         rs_deb_index_free(out);
         return -1;
     }
-    qsort(out->entries, out->count, sizeof(*out->entries), cmp_entry);
-    for (size_t i = 1; i < out->count; i++)
-        if (!strcmp(out->entries[i - 1].name, out->entries[i].name)) {
-            rs_fail(err, "data.tar lists '%s' twice", out->entries[i].name);
-            rs_deb_index_free(out);
-            return -1;
-        }
-    return 0;
+    return index_finish(out, err);
 }
 
 const rs_deb_entry *rs_deb_index_find(const rs_deb_index *idx, const char *name)
@@ -383,6 +390,32 @@ int rs_deb_stream(const char *path, rs_deb_want want, rs_deb_take take, void *ct
     stream st = { want, take, ctx };
 
     return walk_data(path, stream_entry, &st, err);
+}
+
+typedef struct indexed_stream {
+    index_build b;
+    stream st;
+} indexed_stream;
+
+static int index_and_stream_entry(void *ctx, struct archive *data, struct archive_entry *e, const char *name,
+                                  rs_error *err)
+{
+    indexed_stream *is = ctx;
+
+    return add_entry(&is->b, data, e, name, err) < 0 ? -1 : stream_entry(&is->st, data, e, name, err);
+}
+
+int rs_deb_stream_indexed(const char *path, rs_deb_index *index, rs_deb_want want, rs_deb_take take, void *ctx,
+                          rs_error *err)
+{
+    indexed_stream is = { { .idx = index }, { want, take, ctx } };
+
+    memset(index, 0, sizeof(*index));
+    if (walk_data(path, index_and_stream_entry, &is, err) < 0) {
+        rs_deb_index_free(index);
+        return -1;
+    }
+    return index_finish(index, err);
 }
 
 /* dest/rel and every directory above it, below dest. */

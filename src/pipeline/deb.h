@@ -44,6 +44,12 @@ const rs_deb_entry *rs_deb_index_find(const rs_deb_index *idx, const char *name)
 typedef bool (*rs_deb_want)(void *ctx, const char *name);
 typedef int (*rs_deb_take)(void *ctx, const char *name, int fd, uint64_t size, rs_error *err);
 int rs_deb_stream(const char *path, rs_deb_want want, rs_deb_take take, void *ctx, rs_error *err);
+/* Both in one walk: lists every entry into *index, as rs_deb_index_read
+ * does, while streaming the wanted files. A compressed data.tar costs
+ * more to decompress than anything done with its contents, so it is
+ * better read once. */
+int rs_deb_stream_indexed(const char *path, rs_deb_index *index, rs_deb_want want, rs_deb_take take, void *ctx,
+                          rs_error *err);
 
 /* Extracts every regular file and directory under `prefix` into `dest`
  * (used for a template's source-template/). Refuses links and anything

@@ -96,6 +96,17 @@ void rs_pkgtree_free(rs_pkgtree *t)
     memset(t, 0, sizeof(*t));
 }
 
+int rs_pkgtree_stream(rs_pkgtree *t, rs_deb_want want, rs_deb_take take, void *ctx, rs_error *err)
+{
+    int rc;
+
+    if (t->indexed)
+        rc = rs_deb_stream(t->origin, want, take, ctx, err);
+    else if ((rc = rs_deb_stream_indexed(t->origin, &t->index, want, take, ctx, err)) == 0)
+        t->indexed = true;
+    return rc < 0 ? rs_error_prefix(err, "%s", t->origin) : 0;
+}
+
 /* What a name is inside the package; *link receives a symlink's target. */
 static int lookup_deb(rs_pkgtree *t, const char *name, rs_node_type *type, char **link, rs_error *err)
 {

@@ -25,6 +25,11 @@ void rs_pkgtree_free(rs_pkgtree *t);
 /* Resolves `path` to the name of a regular file inside the package. */
 int rs_pkgtree_resolve(rs_pkgtree *t, const char *path, char **resolved, rs_error *err);
 
+/* For a .deb: streams the wanted regular files of its data.tar (see
+ * rs_deb_stream), and lists the package's entries on the same walk when
+ * no path has been resolved in it yet. */
+int rs_pkgtree_stream(rs_pkgtree *t, rs_deb_want want, rs_deb_take take, void *ctx, rs_error *err);
+
 /* The binary packages found in a directory: *.deb files and unpacked roots
  * named after their package. */
 typedef struct rs_pkgset {

@@ -130,7 +130,7 @@ static int check_trusted_certs(job *j, rs_error *err)
     return rc;
 }
 
-static int resolve_items(job *j, rs_error *err)
+static int make_items(job *j, rs_error *err)
 {
     size_t total = 0;
 
@@ -157,9 +157,18 @@ static int resolve_items(job *j, rs_error *err)
                 it->sig_name = NULL;
                 return rs_fail(err, "out of memory");
             }
-            if (rs_pkgtree_resolve(tree, pkg->files[f].path, &it->resolved, err) < 0)
-                return rs_error_prefix(err, "package %s (%s)", pkg->name, tree->origin);
         }
+    }
+    return 0;
+}
+
+static int resolve_items(job *j, rs_error *err)
+{
+    for (size_t i = 0; i < j->n_items; i++) {
+        item *it = &j->items[i];
+
+        if (rs_pkgtree_resolve(it->tree, it->file->path, &it->resolved, err) < 0)
+            return rs_error_prefix(err, "package %s (%s)", it->pkg->name, it->tree->origin);
     }
     return 0;
 }
@@ -237,7 +246,7 @@ static bool deb_wants(void *ctx, const char *name)
     deb_pass *d = ctx;
 
     for (size_t i = 0; i < d->j->n_items; i++)
-        if (d->j->items[i].tree == d->tree && !strcmp(d->j->items[i].resolved, name))
+        if (d->j->items[i].tree == d->tree && !d->j->items[i].format && !strcmp(d->j->items[i].resolved, name))
             return true;
     return false;
 }
@@ -259,20 +268,109 @@ static int deb_take(void *ctx, const char *name, int fd, uint64_t size, rs_error
     for (size_t i = 0; i < d->j->n_items; i++) {
         item *it = &d->j->items[i];
 
-        if (it->tree == d->tree && !strcmp(it->resolved, name) && digest_image(d->j, it, &img, err) < 0)
+        if (it->tree == d->tree && !it->format && !strcmp(it->resolved, name) && digest_image(d->j, it, &img, err) < 0)
             return -1;
     }
     return rs_cancelled() ? rs_fail(err, "interrupted") : 0;
 }
 
+/* ---- .deb packages: digested on the walk that lists them ---- */
+
+/* Before any path is resolved, a .deb's data.tar is walked once to list
+ * its entries, and every regular file named exactly as a files.json path
+ * is digested on that same walk. Once paths are resolved, an item keeps
+ * that digest only if its path resolved to itself (no symlink on the
+ * way); any other item, or one whose early digest failed, is read again
+ * in phase A, which also reports any error. Nothing is signed before
+ * phase A has checked every item. */
+typedef struct early_pass {
+    job *j;
+    rs_pkgtree *tree;
+    const char **names;          /* the tree's files.json paths, sorted */
+    size_t n;
+} early_pass;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool early_wants(void *ctx, const char *name)
+{
+    early_pass *e = ctx;
+
+    return bsearch(&name, e->names, e->n, sizeof(*e->names), cmp_str) != NULL;
+}
+
+static int early_take(void *ctx, const char *name, int fd, uint64_t size, rs_error *err)
+{
+    early_pass *e = ctx;
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    rs_error ignored;
+
+    (void)size;
+    if (rs_image_open_fd(&img, fd, name, &ignored) < 0)
+        return 0;
+    for (size_t i = 0; i < e->j->n_items; i++) {
+        item *it = &e->j->items[i];
+
+        if (it->tree != e->tree || strcmp(it->file->path, name) ||
+            strcmp(img.format->name, expected_format(it->file->type)) ||
+            img.format->digest(&img, e->j->o->sign.md, &it->digest, &ignored) < 0)
+            continue;
+        it->format = img.format;
+        it->size = img.in.size;
+    }
+    return rs_cancelled() ? rs_fail(err, "interrupted") : 0;
+}
+
+static int digest_deb_early(job *j, rs_pkgtree *tree, rs_error *err)
+{
+    early_pass e = { j, tree, calloc(j->n_items, sizeof(char *)), 0 };
+    int rc;
+
+    if (!e.names)
+        return rs_fail(err, "out of memory");
+    for (size_t i = 0; i < j->n_items; i++)
+        if (j->items[i].tree == tree)
+            e.names[e.n++] = j->items[i].file->path;
+    qsort(e.names, e.n, sizeof(*e.names), cmp_str);
+    rc = e.n ? rs_pkgtree_stream(tree, early_wants, early_take, &e, err) : 0;
+    free(e.names);
+    return rc;
+}
+
+static int digest_debs_early(job *j, rs_error *err)
+{
+    for (size_t t = 0; t < j->inputs.count; t++)
+        if (j->inputs.trees[t].is_deb && digest_deb_early(j, &j->inputs.trees[t], err) < 0)
+            return -1;
+    return 0;
+}
+
+/* Keeps an early digest only where the path resolved to the file that
+ * was digested. */
+static void keep_early_digests(job *j)
+{
+    for (size_t i = 0; i < j->n_items; i++) {
+        item *it = &j->items[i];
+
+        if (it->format && strcmp(it->resolved, it->file->path) != 0)
+            it->format = NULL;
+        if (it->format)
+            rs_progress_step(&j->progress, it->size);
+    }
+}
+
 static int digest_all(job *j, rs_error *err)
 {
+    keep_early_digests(j);
     for (size_t t = 0; t < j->inputs.count; t++) {
         deb_pass d = { j, &j->inputs.trees[t] };
         bool used = false;
 
         for (size_t i = 0; i < j->n_items; i++)
-            used |= j->items[i].tree == d.tree;
+            used |= j->items[i].tree == d.tree && !j->items[i].format;
         if (used && d.tree->is_deb && rs_deb_stream(d.tree->origin, deb_wants, deb_take, &d, err) < 0)
             return -1;
     }
@@ -545,7 +643,8 @@ int rs_sign_template(const rs_sign_template_options *o, rs_error *err)
         rc = check_trusted_certs(&j, err);
     if (rc == 0)
         rc = output_mtime(&j, err);
-    if (rc == 0 && (rc = rs_pkgset_scan(o->packages_dir, &j.inputs, err)) == 0 && (rc = resolve_items(&j, err)) == 0)
+    if (rc == 0 && (rc = rs_pkgset_scan(o->packages_dir, &j.inputs, err)) == 0 && (rc = make_items(&j, err)) == 0 &&
+        (rc = digest_debs_early(&j, err)) == 0 && (rc = resolve_items(&j, err)) == 0)
         rc = order_items(&j, err);
     if (rc == 0)
         rc = start_tarball(&j, err);

@@ -170,6 +170,31 @@ check "a hard-linked file in a .deb is signed" \
 check "... like the file it links to" \
     cmp -s "$WORK/hardlinked/signatures/hardlinked/usr/lib/shim/a.efi.sig" "$WORK/hardlinked/signatures/hardlinked/usr/lib/shim/b.efi.sig"
 
+# In a .deb, files named as they are in files.json are digested on the
+# walk that lists the package; paths through symlinks are read again once
+# resolved. Both must sign the same bytes, and a wrong sig_type is still
+# refused by name.
+mkdir -p "$WORK/sl/DEBIAN" "$WORK/sl/usr/lib/shim" "$WORK/sldebs"
+printf 'Package: linked\nVersion: 1.0\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: t\n' >"$WORK/sl/DEBIAN/control"
+cp "$unsigned_root/usr/lib/shim/fbx64.efi" "$WORK/sl/usr/lib/shim/real.efi"
+ln -s real.efi "$WORK/sl/usr/lib/shim/link.efi"
+ln -s shim "$WORK/sl/usr/lib/alias"
+dpkg-deb -b "$WORK/sl" "$WORK/sldebs/sl.deb" >/dev/null 2>&1
+evil deblinks '{"linked": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/real.efi"}, {"sig_type": "efi", "file": "usr/lib/shim/link.efi"}, {"sig_type": "efi", "file": "usr/lib/alias/real.efi"}]}}'
+check "a .deb: the file, a symlink to it and a path through a directory symlink" \
+    sign_template "$WORK/deblinks.json" --packages "$WORK/sldebs" --output "$WORK/deblinks"
+check "... all three signatures are the file's" bash -c "
+    cd '$WORK/deblinks/signatures/linked/usr/lib' && cmp -s shim/real.efi.sig shim/link.efi.sig && cmp -s shim/real.efi.sig alias/real.efi.sig"
+mkdir -p "$WORK/slroots" && cp -a "$WORK/sl" "$WORK/slroots/linked"
+check "... and the same as from the unpacked package" bash -c "
+    '$REPROSIGN' sign-template --quiet --key '$WORK/db.key' --cert '$WORK/db.crt' '$WORK/deblinks.json' \
+        --packages '$WORK/slroots' --output '$WORK/deblinks-root' &&
+    diff -r '$WORK/deblinks/signatures' '$WORK/deblinks-root/signatures'"
+evil debtype '{"linked": {"files": [{"sig_type": "linux-module", "file": "usr/lib/shim/real.efi"}]}}'
+refuses "a .deb: a wrong sig_type is refused" "$WORK/refused-debtype" \
+    sign_template "$WORK/debtype.json" --packages "$WORK/sldebs" --output "$WORK/refused-debtype"
+check "... naming the file and both types" grep -q 'real.efi: declared linux-module, but the file is a pe file' "$WORK/.err"
+
 # Several versions of one package: the template's version decides.
 mkdir -p "$WORK/twover/DEBIAN" && cp -a "$unsigned_root/usr" "$WORK/twover/"
 sed "s/^Version: .*/Version: 99.0/" <(dpkg-deb -f "$unsigned_deb") >"$WORK/twover/DEBIAN/control"
