@@ -66,23 +66,39 @@ static int add_field(rs_deb822 *p, const char *line, size_t len, rs_error *err)
         vstart++;
     grown[p->n].name = strndup(line, (size_t)(colon - line));
     grown[p->n].value = strndup(line + vstart, len - vstart);
+    grown[p->n].len = len - vstart;
+    grown[p->n].cap = len - vstart + 1;
     p->n++;
     if (!grown[p->n - 1].name || !grown[p->n - 1].value)
         return rs_fail(err, "out of memory");
     return 0;
 }
 
+/* Appends in place with room to spare: a Release file's checksum fields
+ * run to thousands of lines, and copying the value for each would make
+ * reading one quadratic (found by fuzz_requests: 0.25 s for 9 KB). */
 static int continue_field(rs_deb822 *p, const char *line, size_t len, rs_error *err)
 {
-    char *joined = NULL, *old;
+    rs_deb822_field *f;
+    size_t need;
 
     if (p->n == 0)
         return rs_fail(err, "a continuation line before any field");
-    old = p->fields[p->n - 1].value;
-    if (asprintf(&joined, "%s\n%.*s", old, (int)(len - 1), line + 1) < 0)
-        return rs_fail(err, "out of memory");
-    free(old);
-    p->fields[p->n - 1].value = joined;
+    f = &p->fields[p->n - 1];
+    need = f->len + 1 + (len - 1) + 1;
+    if (need > f->cap) {
+        size_t cap = need > 2 * f->cap ? need : 2 * f->cap;
+        char *grown = realloc(f->value, cap);
+
+        if (!grown)
+            return rs_fail(err, "out of memory");
+        f->value = grown;
+        f->cap = cap;
+    }
+    f->value[f->len++] = '\n';
+    memcpy(f->value + f->len, line + 1, len - 1);
+    f->len += len - 1;
+    f->value[f->len] = '\0';
     return 0;
 }
 

@@ -17,6 +17,7 @@
 typedef struct rs_deb822_field {
     char *name;
     char *value;
+    size_t len, cap;     /* of value, which grows by continuation lines */
 } rs_deb822_field;
 
 typedef struct rs_deb822 {
