@@ -31,4 +31,19 @@ int rs_dlib_load(rs_dlib *lib, rs_error *err);
 #define RS_DLIB_NAME(name) #name,
 #define RS_DLIB_SLOT(name) (void **)&sym_##name,
 
+/* Defines the sym_ pointers of an X-macro symbol list and `int load(rs_error
+ * *)`, which loads the library once per process and fills them. */
+#define RS_DLIB_LIBRARY(load, so, pkg, SYMBOLS)                                    \
+    SYMBOLS(RS_DLIB_DEFINE)                                                        \
+    int load(rs_error *err)                                                        \
+    {                                                                              \
+        static const char *const names[] = { SYMBOLS(RS_DLIB_NAME) };              \
+        static void **const slots[] = { SYMBOLS(RS_DLIB_SLOT) };                   \
+        static rs_dlib lib = { .soname = so, .package = pkg, .names = names,       \
+                               .slots = slots,                                     \
+                               .count = sizeof(names) / sizeof(names[0]),          \
+                               .once = PTHREAD_ONCE_INIT };                        \
+        return rs_dlib_load(&lib, err);                                            \
+    }
+
 #endif
