@@ -153,16 +153,16 @@ static EVP_PKEY *decode_named_pem(const rs_bytes *buf, bool *tried)
 
 static EVP_PKEY *decode_key(const rs_bytes *buf)
 {
-    _cleanup_(rs_biop) BIO *bio = BIO_new_mem_buf(buf->data, (int)buf->len);
+    _cleanup_(rs_biop) BIO *bio = NULL;
     EVP_PKEY *key;
     const unsigned char *p = buf->data;
     bool tried;
 
-    if (!bio)
-        return NULL;
     key = decode_named_pem(buf, &tried);
     if (key || tried)
         return key;
+    if (!(bio = BIO_new_mem_buf(buf->data, (int)buf->len)))
+        return NULL;
     /* An empty passphrase callback: an encrypted key fails instead of
      * prompting on a terminal that may not exist. */
     key = PEM_read_bio_PrivateKey(bio, NULL, NULL, (void *)"");
