@@ -326,8 +326,8 @@ const rs_deb_entry *rs_deb_index_find(const rs_deb_index *idx, const char *name)
     return bsearch(&key, idx->entries, idx->count, sizeof(key), cmp_entry);
 }
 
-/* Copies the current entry's data into fd. */
-static int copy_data(struct archive *a, int fd, uint64_t *size, rs_error *err)
+/* Copies the current entry's data into fd, up to `limit` bytes. */
+static int copy_data(struct archive *a, int fd, uint64_t limit, uint64_t *size, rs_error *err)
 {
     const void *buf;
     size_t len;
@@ -336,8 +336,8 @@ static int copy_data(struct archive *a, int fd, uint64_t *size, rs_error *err)
 
     *size = 0;
     while ((rc = sym_archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-        if (off < 0 || (uint64_t)off + len > MAX_MEMBER_FILE)
-            return rs_fail(err, "file too large");
+        if (off < 0 || (uint64_t)off + len > limit)
+            return rs_fail(err, "too large (over %llu bytes)", (unsigned long long)limit);
         if (pwrite(fd, buf, len, off) != (ssize_t)len)
             return rs_fail(err, "cannot buffer file: %s", strerror(errno));
         if ((uint64_t)off + len > *size)
@@ -355,8 +355,8 @@ static int entry_to_memfd(struct archive *a, struct archive_entry *e, int *out, 
     if (fd < 0)
         return rs_fail(err, "memfd_create: %s", strerror(errno));
     if (sym_archive_entry_size(e) < 0 || (uint64_t)sym_archive_entry_size(e) > MAX_MEMBER_FILE)
-        return rs_fail(err, "file too large");
-    if (copy_data(a, fd, size, err) < 0)
+        return rs_fail(err, "too large (over %llu bytes)", MAX_MEMBER_FILE);
+    if (copy_data(a, fd, MAX_MEMBER_FILE, size, err) < 0)
         return -1;
     /* What was checked is what gets signed: nobody can change it now. */
     if (ftruncate(fd, (off_t)*size) < 0 ||
@@ -428,12 +428,18 @@ static int mkdirs(const char *dest, const char *rel, rs_error *err)
     return rs_mkdir_parents(path, err);
 }
 
-static int extract_file(struct archive *a, struct archive_entry *e, const char *dest, const char *rel,
-                        rs_error *err)
+typedef struct extraction {
+    const char *prefix;
+    const char *dest;
+    rs_extract_limits left;
+} extraction;
+
+static int extract_file(struct archive *a, struct archive_entry *e, extraction *x, const char *rel, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
     _cleanup_close_ int fd = -1;
     mode_t mode = (sym_archive_entry_perm(e) & 0111) ? 0755 : 0644;
+    const char *dest = x->dest;
     uint64_t size;
     const char *slash = strrchr(rel, '/');
 
@@ -448,13 +454,11 @@ static int extract_file(struct archive *a, struct archive_entry *e, const char *
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    return copy_data(a, fd, &size, err);
+    if (copy_data(a, fd, x->left.bytes, &size, err) < 0)
+        return rs_error_prefix(err, "source template: %s", rel);
+    x->left.bytes -= size;
+    return 0;
 }
-
-typedef struct extraction {
-    const char *prefix;
-    const char *dest;
-} extraction;
 
 static int extract_entry(void *ctx, struct archive *data, struct archive_entry *e, const char *name, rs_error *err)
 {
@@ -469,19 +473,22 @@ static int extract_entry(void *ctx, struct archive *data, struct archive_entry *
         return 0;
     if (!rs_valid_relative_path(rel))
         return rs_fail(err, "%s: unsafe path in the template", name);
+    if (x->left.entries-- == 0)
+        return rs_fail(err, "%s: the source template has more entries than the limit", name);
     switch (entry_type(e)) {
     case RS_NODE_DIR:
         return mkdirs(x->dest, rel, err);
     case RS_NODE_FILE:
-        return extract_file(data, e, x->dest, rel, err);
+        return extract_file(data, e, x, rel, err);
     default:
         return rs_fail(err, "%s: links and special files are not allowed in a source template", name);
     }
 }
 
-int rs_deb_extract_tree(const char *path, const char *prefix, const char *dest, rs_error *err)
+int rs_deb_extract_tree(const char *path, const char *prefix, const char *dest, const rs_extract_limits *limits,
+                        rs_error *err)
 {
-    extraction x = { prefix, dest };
+    extraction x = { prefix, dest, *limits };
 
     return walk_data(path, extract_entry, &x, err);
 }

@@ -51,10 +51,18 @@ int rs_deb_stream(const char *path, rs_deb_want want, rs_deb_take take, void *ct
 int rs_deb_stream_indexed(const char *path, rs_deb_index *index, rs_deb_want want, rs_deb_take take, void *ctx,
                           rs_error *err);
 
+/* What one extraction may write: a package is untrusted, and a few KB of
+ * xz can stand for gigabytes or millions of entries. */
+typedef struct rs_extract_limits {
+    uint64_t bytes;     /* file contents, summed */
+    size_t entries;     /* files and directories */
+} rs_extract_limits;
+
 /* Extracts every regular file and directory under `prefix` into `dest`
- * (used for a template's source-template/). Refuses links and anything
- * that would land outside dest. */
-int rs_deb_extract_tree(const char *path, const char *prefix, const char *dest, rs_error *err);
+ * (used for a template's source-template/). Refuses links, anything that
+ * would land outside dest, and trees over `limits`. */
+int rs_deb_extract_tree(const char *path, const char *prefix, const char *dest, const rs_extract_limits *limits,
+                        rs_error *err);
 
 /* "./a/b/" -> "a/b" in place. */
 void rs_deb_normalise(char *name);

@@ -13,6 +13,9 @@
 
 #define MAX_FILES_JSON (16 * 1024 * 1024)
 #define MAX_TEXT (1024 * 1024)
+/* Far above any real source-template (Debian's largest, linux's, is a
+ * few MB in a few hundred entries), far below what fills a disk. */
+static const rs_extract_limits source_template_limits = { 128ull * 1024 * 1024, 20000 };
 
 void rs_template_free(rs_template *t)
 {
@@ -101,7 +104,7 @@ static int load_deb(rs_template *t, const char *path, const char *workdir, rs_er
     free(prefix);
     if (asprintf(&prefix, "usr/share/code-signing/%s/source-template", t->package) < 0)
         return rs_fail(err, "out of memory");
-    if (rs_deb_extract_tree(path, prefix, dest, err) < 0)
+    if (rs_deb_extract_tree(path, prefix, dest, &source_template_limits, err) < 0)
         return rs_error_prefix(err, "%s", path);
     if (stat(dest, &st) == 0 && st.st_nlink > 2)   /* has subdirectories: not empty */
         t->source_dir = TAKE_PTR(dest);

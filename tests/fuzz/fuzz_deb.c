@@ -132,13 +132,14 @@ static void expect_only(const char *dir, const char *child)
 
 static void extract(const rs_deb_index *idx)
 {
+    static const rs_extract_limits limits = { 1 << 20, 1000 };
     _cleanup_free_ char *parent = strndup(dest, strlen(dest) - strlen("/tree"));
     rs_error err = { "" };
     char level[PATH_MAX];
 
     if (!parent || rs_mkdir_parents(dest, &err) < 0 || mkdir(dest, 0755) < 0)
         fuzz_die("cannot create the extraction directory", err.msg);
-    if (rs_deb_extract_tree(in_path, PREFIX, dest, &err) < 0 && !err.msg[0])
+    if (rs_deb_extract_tree(in_path, PREFIX, dest, &limits, &err) < 0 && !err.msg[0])
         fuzz_bug("extraction failed without a message", NULL);
     /* Each level above dest must hold only the next one. */
     expect_only(sandbox, "a");

@@ -198,6 +198,7 @@ static void test_extract_stays_inside(void)
         { "./usr/l", '2', "../../..", -1 },
         { "/usr/abs", '0', "x", 0 },
     };
+    static const rs_extract_limits roomy = { 1 << 20, 100 };
     char dest[128], escaped[128], inside[256];
 
     snprintf(dest, sizeof(dest), "%s/a/dest", dir);
@@ -212,13 +213,50 @@ static void test_extract_stays_inside(void)
         tar_end(&data);
         if (rs_mkdir_parents(dest, &err) < 0 || mkdir(dest, 0755) < 0)
             abort();
-        CHECK(rs_deb_extract_tree(write_deb("extract", "data.tar", &data), "usr", dest, &err) == cases[i].rc);
+        CHECK(rs_deb_extract_tree(write_deb("extract", "data.tar", &data), "usr", dest, &roomy, &err) ==
+              cases[i].rc);
         CHECK(access(escaped, F_OK) < 0);
         if (cases[i].rc == 0)
             CHECK(lstat(inside, &st) == 0 && S_ISREG(st.st_mode));
         else
             CHECK(cases[i].rc < 0 && err.msg[0]);
         CHECK(lstat(dest, &st) == 0 && S_ISDIR(st.st_mode));
+        rs_remove_tree(dest);
+    }
+}
+
+/* A tree over its byte or entry budget is refused, exactly at the
+ * limit it is not. */
+static void test_extract_limits(void)
+{
+    static const struct {
+        rs_extract_limits limits;
+        int rc;
+        const char *says;
+    } cases[] = {
+        { { 10, 4 }, 0, NULL },
+        { { 9, 4 }, -1, "source template: b: too large (over 4 bytes)" },
+        { { 10, 3 }, -1, "more entries than the limit" },
+    };
+    buf data = { .len = 0 };
+    char dest[128];
+
+    tar_entry(&data, "./usr/", '5', "");
+    tar_entry(&data, "./usr/d/", '5', "");
+    tar_entry(&data, "./usr/d/a", '0', "12345");
+    tar_entry(&data, "./usr/b", '0', "67890");
+    tar_entry(&data, "./usr/e/", '5', "");
+    tar_end(&data);
+    snprintf(dest, sizeof(dest), "%s/limits", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        rs_error err = { "" };
+
+        if (mkdir(dest, 0755) < 0)
+            abort();
+        CHECK(rs_deb_extract_tree(write_deb("limits", "data.tar", &data), "usr", dest, &cases[i].limits, &err) ==
+              cases[i].rc);
+        if (cases[i].says)
+            CHECK(strstr(err.msg, cases[i].says) != NULL);
         rs_remove_tree(dest);
     }
 }
@@ -240,6 +278,7 @@ int main(void)
     test_plain_tar_reads();
     test_no_external_programs();
     test_extract_stays_inside();
+    test_extract_limits();
     rs_remove_tree(dir);
     return harness_finish("test_deb");
 }
