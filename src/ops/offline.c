@@ -25,19 +25,16 @@ static int deferred_sign(rs_signer *s, const EVP_MD *md, const uint8_t *digest, 
                          rs_error *err)
 {
     deferred *d = (deferred *)s;
-    int size = EVP_PKEY_get_size(s->public_key);
 
+    if (len > sizeof(d->asked.bytes))
+        return rs_fail(err, "internal error: a %zu-byte digest to sign", len);
     d->asked.md = md;
     d->asked.len = (unsigned)len;
     memcpy(d->asked.bytes, digest, len);
-    if (!d->answer) {
-        uint8_t *placeholder = calloc(1, size > 0 ? (size_t)size : 1);
-
-        if (!placeholder)
-            return rs_fail(err, "out of memory");
-        rs_bytes_adopt(sig, placeholder, size > 0 ? (size_t)size : 1);
-        return 0;
-    }
+    /* Preparing, the digest is all that was wanted: stop the format here
+     * rather than finish a container around a placeholder. */
+    if (!d->answer)
+        return rs_fail(err, "prepared");
     if (!d->expect || !rs_digest_equal(&d->asked, d->expect))
         return rs_fail(err, "the signature container differs from the one the request was prepared for");
     return rs_bytes_set(sig, d->answer->data, d->answer->len, err);
@@ -116,10 +113,11 @@ int rs_offline_prepare_digest(const rs_format *format, const rs_digest *image_di
     if (deferred_new(cert, chain, &d, err) < 0)
         return -1;
     s = &d->base;
-    if (format->sign_digest(image_digest, s, opts, &discard, err) < 0)
-        return -1;
-    if (!d->asked.len)
+    /* Once it asks for the signature it fails on purpose (see deferred_sign). */
+    if (format->sign_digest(image_digest, s, opts, &discard, err) == 0)
         return rs_fail(err, "internal error: the format asked for no signature");
+    if (!d->asked.len)
+        return -1;
     out->format = format;
     out->image_digest = *image_digest;
     out->opts = *opts;
@@ -232,18 +230,49 @@ static int parse_digest(const json_t *hash, const json_t *hex, rs_digest *d, con
     return 0;
 }
 
+int rs_known_certs_add(rs_known_certs *k, X509 *cert, rs_error *err)
+{
+    X509 **certs = reallocarray(k->certs, k->n + 1, sizeof(*certs));
+    rs_bytes *der = certs ? reallocarray(k->der, k->n + 1, sizeof(*der)) : NULL;
+    unsigned char *enc = NULL;
+    int len;
+
+    if (certs)
+        k->certs = certs;
+    if (der)
+        k->der = der;
+    if (!der)
+        return rs_fail(err, "out of memory");
+    if ((len = i2d_X509(cert, &enc)) <= 0)
+        return rs_fail_ssl(err, "cannot encode a certificate");
+    if (!X509_up_ref(cert)) {
+        OPENSSL_free(enc);
+        return rs_fail(err, "out of memory");
+    }
+    k->certs[k->n] = cert;
+    k->der[k->n] = (rs_bytes){ 0 };
+    rs_bytes_adopt(&k->der[k->n++], enc, (size_t)len);
+    return 0;
+}
+
+void rs_known_certs_free(rs_known_certs *k)
+{
+    for (size_t i = 0; i < k->n; i++) {
+        X509_free(k->certs[i]);
+        rs_bytes_free(&k->der[i]);
+    }
+    free(k->certs);
+    free(k->der);
+    *k = (rs_known_certs){ 0 };
+}
+
 /* A known certificate whose DER encoding is exactly der, or NULL. */
 static X509 *known_cert(const rs_bytes *der, const rs_known_certs *known)
 {
-    for (size_t i = 0; known && i < known->n; i++) {
-        unsigned char *enc = NULL;
-        int len = i2d_X509(known->certs[i], &enc);
-        bool same = len > 0 && (size_t)len == der->len && memcmp(enc, der->data, der->len) == 0;
-
-        OPENSSL_free(enc);
-        if (same && X509_up_ref(known->certs[i]))
+    for (size_t i = 0; known && i < known->n; i++)
+        if (known->der[i].len == der->len && memcmp(known->der[i].data, der->data, der->len) == 0 &&
+            X509_up_ref(known->certs[i]))
             return known->certs[i];
-    }
     return NULL;
 }
 

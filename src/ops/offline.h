@@ -46,9 +46,12 @@ int rs_offline_request_read(const char *json, size_t len, rs_offline_request *ou
  * copy: the signing service sees its own certificate in every request,
  * and decoding one costs about a fifth of an RSA-2048 signature. */
 typedef struct rs_known_certs {
-    X509 *const *certs;
+    X509 **certs;
+    rs_bytes *der;               /* each one's encoding, to compare with */
     size_t n;
 } rs_known_certs;
+int rs_known_certs_add(rs_known_certs *k, X509 *cert, rs_error *err);
+void rs_known_certs_free(rs_known_certs *k);
 int rs_offline_request_read_known(const char *json, size_t len, const rs_known_certs *known,
                                   rs_offline_request *out, rs_error *err);
 

@@ -38,8 +38,8 @@ struct rs_server {
     size_t active;
     bool stopping;
     unsigned long serial;
-    X509 **certs;                /* the signers' certificates, for requests */
-    rs_known_certs known;
+    rs_known_certs known;        /* the signers' certificates, for requests */
+    char (*fingerprints)[65];    /* of each signer's certificate, for the log */
 };
 
 static void note(rs_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -83,21 +83,21 @@ static int answer_error(int fd, const char *why, rs_error *err)
     return answer(fd, json_pack("{s:b, s:s}", "ok", 0, "error", why), err);
 }
 
-static rs_signer *signer_for(rs_server *s, X509 *cert)
+/* The index of the signer for the certificate, or -1. */
+static ssize_t signer_for(rs_server *s, X509 *cert)
 {
     for (size_t i = 0; i < s->o.n_signers; i++)
         if (s->o.signers[i] && X509_cmp(s->o.signers[i]->cert, cert) == 0)
-            return s->o.signers[i];
-    return NULL;
+            return (ssize_t)i;
+    return -1;
 }
 
-static json_t *log_entry(const client *c, const rs_offline_request *r, const rs_signer *signer, const rs_bytes *sig)
+static json_t *log_entry(const client *c, const rs_offline_request *r, const char *fpr, const rs_bytes *sig)
 {
-    char digest[RS_DIGEST_STR], fpr[65], sig_sha[2 * SHA256_DIGEST_LENGTH + 1];
+    char digest[RS_DIGEST_STR], sig_sha[2 * SHA256_DIGEST_LENGTH + 1];
     uint8_t h[SHA256_DIGEST_LENGTH];
 
     rs_digest_format(&r->image_digest, digest, sizeof(digest));
-    rs_x509_fingerprint(signer->cert, fpr);
     SHA256(sig->data, sig->len, h);
     rs_hex(h, sizeof(h), sig_sha);
     return json_pack("{s:{s:I, s:I}, s:s, s:s?, s:s, s:s, s:s, s:I}", "client", "uid", (json_int_t)c->cred.uid, "gid",
@@ -120,15 +120,16 @@ static json_t *serve_request(client *c, const rs_bytes *frame, rs_error *err)
     rs_offline_request r = { 0 };
     _cleanup_bytes_ rs_bytes sig = { 0 };
     json_auto_t *entry = NULL;
-    rs_signer *signer;
     uint64_t index = 0;
     json_t *doc = NULL;
+    ssize_t i;
 
     if (rs_offline_request_read_known((const char *)frame->data, frame->len, &s->known, &r, err) < 0)
         return NULL;
-    if (!(signer = signer_for(s, r.cert)))
+    if ((i = signer_for(s, r.cert)) < 0)
         rs_fail(err, "the service holds no key for the request's certificate");
-    else if (rs_offline_sign(&r, signer, &sig, err) == 0 && !(entry = log_entry(c, &r, signer, &sig)))
+    else if (rs_offline_sign(&r, s->o.signers[i], &sig, err) == 0 &&
+             !(entry = log_entry(c, &r, s->fingerprints[i], &sig)))
         rs_fail(err, "out of memory");
     if (entry && rs_translog_append(s->o.log, &entry, 1, &index, err) == 0)
         doc = json_pack("{s:b, s:o, s:I}", "ok", 1, "signature", b64(&sig), "log_index", (json_int_t)index);
@@ -304,6 +305,27 @@ static int listen_on(const char *path, int *out, rs_error *err)
     return 0;
 }
 
+static void server_free(rs_server *s)
+{
+    rs_known_certs_free(&s->known);
+    free(s->fingerprints);
+    free(s);
+}
+
+static int know_signers(rs_server *s, rs_error *err)
+{
+    if (!(s->fingerprints = calloc(s->o.n_signers + 1, sizeof(*s->fingerprints))))
+        return rs_fail(err, "out of memory");
+    for (size_t i = 0; i < s->o.n_signers; i++) {
+        if (!s->o.signers[i])
+            continue;
+        if (rs_known_certs_add(&s->known, s->o.signers[i]->cert, err) < 0)
+            return -1;
+        rs_x509_fingerprint(s->o.signers[i]->cert, s->fingerprints[i]);
+    }
+    return 0;
+}
+
 int rs_server_start(const rs_server_options *o, rs_server **out, rs_error *err)
 {
     rs_server *s = calloc(1, sizeof(*s));
@@ -312,29 +334,22 @@ int rs_server_start(const rs_server_options *o, rs_server **out, rs_error *err)
     if (!s)
         return rs_fail(err, "out of memory");
     s->o = *o;
-    s->certs = calloc(o->n_signers + 1, sizeof(*s->certs));
-    if (!s->certs) {
-        free(s);
-        return rs_fail(err, "out of memory");
+    if (know_signers(s, err) < 0) {
+        server_free(s);
+        return -1;
     }
-    for (size_t i = 0; i < o->n_signers; i++)
-        if (o->signers[i])
-            s->certs[s->known.n++] = o->signers[i]->cert;
-    s->known.certs = s->certs;
     for (size_t i = 0; i < MAX_CLIENTS; i++)
         s->fds[i] = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->idle, NULL);
     if (listen_on(o->config->socket, &s->listen_fd, err) < 0) {
-        free(s->certs);
-        free(s);
+        server_free(s);
         return -1;
     }
     if (pthread_create(&s->acceptor, NULL, accept_loop, s) != 0) {
         close(s->listen_fd);
         unlink(o->config->socket);
-        free(s->certs);
-        free(s);
+        server_free(s);
         return rs_fail(err, "cannot start the socket thread");
     }
     *out = s;
@@ -371,6 +386,5 @@ void rs_server_stop(rs_server *s)
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->idle);
-    free(s->certs);
-    free(s);
+    server_free(s);
 }
