@@ -29,26 +29,6 @@ static int send_all(int fd, const void *data, size_t len, rs_error *err)
     return 0;
 }
 
-/* 0: all read; 1: EOF before the first byte. */
-static int recv_all(int fd, void *data, size_t len, rs_error *err)
-{
-    uint8_t *p = data;
-    size_t got = 0;
-
-    while (got < len) {
-        ssize_t n = recv(fd, p + got, len - got, 0);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return rs_fail(err, "recv: %s", errno == EAGAIN ? "timed out" : strerror(errno));
-        if (n == 0)
-            return got == 0 ? 1 : rs_fail(err, "the connection closed in the middle of a message");
-        got += (size_t)n;
-    }
-    return 0;
-}
-
 int rs_frame_write(int fd, const char *data, size_t len, rs_error *err)
 {
     _cleanup_free_ uint8_t *frame = NULL;
@@ -67,29 +47,90 @@ int rs_frame_write(int fd, const char *data, size_t len, rs_error *err)
     return send_all(fd, frame, len + 4, err);
 }
 
-int rs_frame_read(int fd, rs_bytes *out, bool *eof, rs_error *err)
+#define FIRST_READ 4096
+
+static uint32_t frame_length(const uint8_t *p)
 {
-    uint8_t hdr[4];
-    uint32_t len;
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Room for `want` more bytes after the unread ones, moved to the front. */
+static int make_room(rs_frame_reader *r, size_t want, rs_error *err)
+{
+    size_t unread = r->buf.len - r->start;
+    uint8_t *p;
+
+    if (r->start)
+        memmove(r->buf.data, r->buf.data + r->start, unread);
+    r->buf.len = unread;
+    r->start = 0;
+    if (r->buf.cap - unread >= want)
+        return 0;
+    if (!(p = realloc(r->buf.data, unread + want)))
+        return rs_fail(err, "out of memory");
+    r->buf.data = p;
+    r->buf.cap = unread + want;
+    return 0;
+}
+
+/* 1: the peer closed. */
+static int receive(rs_frame_reader *r, rs_error *err)
+{
+    for (;;) {
+        ssize_t n = recv(r->fd, r->buf.data + r->buf.len, r->buf.cap - r->buf.len, 0);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return rs_fail(err, "recv: %s", errno == EAGAIN ? "timed out" : strerror(errno));
+        r->buf.len += (size_t)n;
+        return n == 0;
+    }
+}
+
+int rs_frame_next(rs_frame_reader *r, const char **msg, size_t *len, bool *eof, rs_error *err)
+{
+    size_t unread, need = 4;
+    uint32_t flen = 0;
     int rc;
 
     *eof = false;
-    rs_bytes_free(out);
-    if ((rc = recv_all(fd, hdr, 4, err)) != 0) {
-        *eof = rc == 1;
-        return rc < 0 ? -1 : 0;
+    for (;;) {
+        unread = r->buf.len - r->start;
+        if (unread >= 4) {
+            flen = frame_length(r->buf.data + r->start);
+            if (flen == 0 || flen > RS_PROTO_MAX_FRAME)
+                return rs_fail(err, "a message of %u bytes (the limit is %d)", flen, RS_PROTO_MAX_FRAME);
+            need = 4 + (size_t)flen;
+            if (unread >= need)
+                break;
+        }
+        if (make_room(r, (need > FIRST_READ ? need : FIRST_READ) - unread, err) < 0 ||
+            (rc = receive(r, err)) < 0)
+            return -1;
+        if (rc == 1) {
+            if (r->buf.len - r->start == 0) {
+                *eof = true;
+                return 0;
+            }
+            return rs_fail(err, "the connection closed in the middle of a message");
+        }
     }
-    len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
-    if (len == 0 || len > RS_PROTO_MAX_FRAME)
-        return rs_fail(err, "a message of %u bytes (the limit is %d)", len, RS_PROTO_MAX_FRAME);
-    if (!(out->data = malloc(len + 1)))
-        return rs_fail(err, "out of memory");
-    out->cap = len + 1;
-    if ((rc = recv_all(fd, out->data, len, err)) != 0)
-        return rc < 0 ? -1 : rs_fail(err, "the connection closed in the middle of a message");
-    out->len = len;
-    out->data[len] = '\0';
+    *msg = (const char *)r->buf.data + r->start + 4;
+    *len = flen;
+    r->start += need;
     return 0;
+}
+
+size_t rs_frame_pending(const rs_frame_reader *r)
+{
+    return r->buf.len - r->start;
+}
+
+void rs_frame_reader_free(rs_frame_reader *r)
+{
+    rs_bytes_free(&r->buf);
+    r->start = 0;
 }
 
 int rs_client_connect(const char *path, int *fd, rs_error *err)
@@ -119,15 +160,20 @@ static int decode_signature(const char *b64, rs_bytes *sig, rs_error *err)
 
 static int read_answer(int fd, rs_bytes *sig, uint64_t *log_index, bool *refused, rs_error *err)
 {
-    _cleanup_bytes_ rs_bytes frame = { 0 };
+    _cleanup_(rs_frame_reader_free) rs_frame_reader rd = { .fd = fd };
     json_auto_t *doc = NULL;
+    const char *msg;
+    size_t len;
     bool eof;
 
-    if (rs_frame_read(fd, &frame, &eof, err) < 0)
+    if (rs_frame_next(&rd, &msg, &len, &eof, err) < 0)
         return -1;
     if (eof)
         return rs_fail(err, "the service closed the connection without an answer");
-    doc = json_loadb((const char *)frame.data, frame.len, JSON_REJECT_DUPLICATES, NULL);
+    /* One answer per request: anything more is not from a service. */
+    if (rs_frame_pending(&rd))
+        return rs_fail(err, "the service sent more than one answer");
+    doc = json_loadb(msg, len, JSON_REJECT_DUPLICATES, NULL);
     if (!json_is_object(doc))
         return rs_fail(err, "the service sent an answer that is not JSON");
     if (!json_is_true(json_object_get(doc, "ok"))) {

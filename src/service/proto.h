@@ -15,8 +15,22 @@
 #define RS_PROTO_MAX_FRAME (1024 * 1024)
 
 int rs_frame_write(int fd, const char *data, size_t len, rs_error *err);
-/* *eof is set (and 0 returned) when the peer closed before a frame began. */
-int rs_frame_read(int fd, rs_bytes *out, bool *eof, rs_error *err);
+
+/* Reads frames from one connection. It asks the kernel for as much as is
+ * there, so a frame usually costs one recv, not one for its length and
+ * one for its body; bytes of the next frame wait in buf. */
+typedef struct rs_frame_reader {
+    int fd;
+    rs_bytes buf;
+    size_t start;                /* of the unread bytes in buf */
+} rs_frame_reader;
+
+/* The next frame's body, valid until the next call. *eof is set
+ * (and 0 returned) when the peer closed before a frame began. */
+int rs_frame_next(rs_frame_reader *r, const char **msg, size_t *len, bool *eof, rs_error *err);
+/* Bytes received and not yet returned as a frame. */
+size_t rs_frame_pending(const rs_frame_reader *r);
+void rs_frame_reader_free(rs_frame_reader *r);
 
 /* ---- the client side ---- */
 

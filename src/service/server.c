@@ -114,7 +114,7 @@ static json_t *b64(const rs_bytes *b)
 }
 
 /* Signs one request; the value leaves only once its log entry is on disk. */
-static json_t *serve_request(client *c, const rs_bytes *frame, rs_error *err)
+static json_t *serve_request(client *c, const char *msg, size_t len, rs_error *err)
 {
     rs_server *s = c->server;
     rs_offline_request r = { 0 };
@@ -124,7 +124,7 @@ static json_t *serve_request(client *c, const rs_bytes *frame, rs_error *err)
     json_t *doc = NULL;
     ssize_t i;
 
-    if (rs_offline_request_read_known((const char *)frame->data, frame->len, &s->known, &r, err) < 0)
+    if (rs_offline_request_read_known(msg, len, &s->known, &r, err) < 0)
         return NULL;
     if ((i = signer_for(s, r.cert)) < 0)
         rs_fail(err, "the service holds no key for the request's certificate");
@@ -139,17 +139,19 @@ static json_t *serve_request(client *c, const rs_bytes *frame, rs_error *err)
 
 static void serve_client(client *c)
 {
-    _cleanup_bytes_ rs_bytes frame = { 0 };
+    _cleanup_(rs_frame_reader_free) rs_frame_reader rd = { .fd = c->fd };
     rs_error err;
     bool eof = false;
 
     for (;;) {
+        const char *msg;
+        size_t len;
         json_t *doc;
 
-        if (rs_frame_read(c->fd, &frame, &eof, &err) < 0 || eof)
+        if (rs_frame_next(&rd, &msg, &len, &eof, &err) < 0 || eof)
             break;
         err.msg[0] = '\0';
-        if (!(doc = serve_request(c, &frame, &err)))
+        if (!(doc = serve_request(c, msg, len, &err)))
             note(c->server, "socket: uid %u pid %d: refused: %s", (unsigned)c->cred.uid, (int)c->cred.pid, err.msg);
         if ((doc ? answer(c->fd, doc, &err) : answer_error(c->fd, err.msg, &err)) < 0)
             break;

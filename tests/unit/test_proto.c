@@ -1,0 +1,110 @@
+/* The socket's frame reader over a real socketpair: frames that arrive
+ * together, one byte at a time, or larger than its first read; a peer that
+ * closes between frames or inside one; lengths that are zero or over the
+ * limit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "service/proto.h"
+
+static void put_frame(rs_bytes *b, const char *body, size_t len)
+{
+    uint8_t h[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len };
+
+    if (rs_bytes_append(b, h, 4, NULL) < 0 || rs_bytes_append(b, body, len, NULL) < 0)
+        abort();
+}
+
+/* Sends `wire` on one end, `step` bytes per send (0: all at once), closes
+ * it, and returns the other end. A child does the sending so a large wire
+ * cannot fill the socket buffer and block. */
+static int feed(const rs_bytes *wire, size_t step)
+{
+    int sv[2];
+    pid_t pid;
+
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || (pid = fork()) < 0)
+        abort();
+    if (pid == 0) {
+        close(sv[0]);
+        for (size_t off = 0; off < wire->len;) {
+            size_t n = step && step < wire->len - off ? step : wire->len - off;
+            ssize_t w = send(sv[1], wire->data + off, n, 0);
+
+            if (w <= 0)
+                _exit(1);
+            off += (size_t)w;
+        }
+        _exit(0);
+    }
+    close(sv[1]);
+    return sv[0];
+}
+
+static void frames_arrive_whole(size_t step)
+{
+    rs_bytes wire = { 0 }, big = { 0 };
+    rs_frame_reader rd;
+    const char *msg;
+    size_t len;
+    bool eof;
+    rs_error err;
+
+    for (size_t i = 0; i < 10000; i++)
+        if (rs_bytes_append(&big, "0123456789" + i % 10, 1, NULL) < 0)
+            abort();
+    put_frame(&wire, "{\"a\":1}", 7);
+    put_frame(&wire, (const char *)big.data, big.len);
+    put_frame(&wire, "x", 1);
+    rd = (rs_frame_reader){ .fd = feed(&wire, step) };
+    CHECK(rs_frame_next(&rd, &msg, &len, &eof, &err) == 0 && !eof && len == 7 && !memcmp(msg, "{\"a\":1}", 7));
+    CHECK(rs_frame_next(&rd, &msg, &len, &eof, &err) == 0 && !eof && len == big.len &&
+          !memcmp(msg, big.data, big.len));
+    CHECK(rs_frame_next(&rd, &msg, &len, &eof, &err) == 0 && !eof && len == 1 && msg[0] == 'x');
+    CHECK(rs_frame_pending(&rd) == 0);
+    CHECK(rs_frame_next(&rd, &msg, &len, &eof, &err) == 0 && eof);
+    close(rd.fd);
+    rs_frame_reader_free(&rd);
+    rs_bytes_free(&wire);
+    rs_bytes_free(&big);
+}
+
+static void refused(const char *name, const uint8_t *bytes, size_t n, const char *says)
+{
+    rs_bytes wire = { 0 };
+    rs_frame_reader rd;
+    const char *msg;
+    size_t len;
+    bool eof = true;
+    rs_error err = { "" };
+
+    if (rs_bytes_append(&wire, bytes, n, NULL) < 0)
+        abort();
+    rd = (rs_frame_reader){ .fd = feed(&wire, 0) };
+    if (rs_frame_next(&rd, &msg, &len, &eof, &err) != -1 || eof || !strstr(err.msg, says)) {
+        fprintf(stderr, "%s: got \"%s\"\n", name, err.msg);
+        CHECK(!"refused");
+    }
+    close(rd.fd);
+    rs_frame_reader_free(&rd);
+    rs_bytes_free(&wire);
+}
+
+int main(void)
+{
+    static const uint8_t zero[] = { 0, 0, 0, 0 }, huge[] = { 0, 0x10, 0, 1, 'x' }, cut[] = { 0, 0, 0, 9, 'a', 'b' },
+                         half_header[] = { 0, 0 };
+
+    frames_arrive_whole(0);
+    frames_arrive_whole(1);
+    frames_arrive_whole(4099);
+    refused("zero length", zero, sizeof(zero), "a message of 0 bytes");
+    refused("over the limit", huge, sizeof(huge), "a message of 1048577 bytes");
+    refused("closed inside the body", cut, sizeof(cut), "closed in the middle of a message");
+    refused("closed inside the length", half_header, sizeof(half_header), "closed in the middle of a message");
+    return harness_finish("test_proto");
+}
