@@ -2,6 +2,7 @@
 
 #include <jansson.h>
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,20 +201,45 @@ static json_t *hex_digest(const rs_digest *d)
     return json_string(hex);
 }
 
+static json_t *cert_sha256(X509 *cert)
+{
+    char hex[65];
+
+    rs_x509_fingerprint(cert, hex);
+    return json_string(hex);
+}
+
+/* Everything but the certificate, which the caller adds its own way. */
+static json_t *request_fields(const rs_offline_request *r)
+{
+    return json_pack("{s:s, s:i, s:s, s:s?, s:s, s:o, s:o?, s:b, s:s, s:o}", "type", REQUEST_TYPE, "version", 1,
+                     "format", r->format->name, "file", r->file, "hash", rs_md_name(r->opts.md), "image_digest",
+                     hex_digest(&r->image_digest), "signing_time",
+                     r->opts.signing_time ? json_integer((json_int_t)r->opts.time) : NULL, "key_id",
+                     r->opts.use_key_id, "tbs_hash", rs_md_name(r->tbs.md), "tbs_digest", hex_digest(&r->tbs));
+}
+
 int rs_offline_request_write(const rs_offline_request *r, char **json, rs_error *err)
 {
-    json_t *chain = json_array(), *doc;
+    json_auto_t *doc = request_fields(r);
+    json_t *chain = json_array();
 
     for (int i = 0; chain && i < sk_X509_num(r->chain); i++)
         json_array_append_new(chain, b64_der(sk_X509_value(r->chain, i)));
-    doc = json_pack("{s:s, s:i, s:s, s:s?, s:s, s:o, s:o?, s:b, s:o, s:o, s:s, s:o}", "type", REQUEST_TYPE, "version",
-                    1, "format", r->format->name, "file", r->file, "hash", rs_md_name(r->opts.md), "image_digest",
-                    hex_digest(&r->image_digest), "signing_time",
-                    r->opts.signing_time ? json_integer((json_int_t)r->opts.time) : NULL, "key_id",
-                    r->opts.use_key_id, "certificate", b64_der(r->cert), "chain", chain, "tbs_hash",
-                    rs_md_name(r->tbs.md), "tbs_digest", hex_digest(&r->tbs));
-    *json = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(doc);
+    *json = NULL;
+    if (doc && json_object_set_new(doc, "certificate", b64_der(r->cert)) == 0 &&
+        json_object_set_new(doc, "chain", chain) == 0)
+        *json = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    return *json ? 0 : rs_fail(err, "cannot encode the request");
+}
+
+int rs_offline_request_write_wire(const rs_offline_request *r, char **json, rs_error *err)
+{
+    json_auto_t *doc = request_fields(r);
+
+    *json = NULL;
+    if (doc && json_object_set_new(doc, "certificate_sha256", cert_sha256(r->cert)) == 0)
+        *json = json_dumps(doc, JSON_COMPACT);
     return *json ? 0 : rs_fail(err, "cannot encode the request");
 }
 
@@ -234,6 +260,7 @@ int rs_known_certs_add(rs_known_certs *k, X509 *cert, rs_error *err)
 {
     X509 **certs = reallocarray(k->certs, k->n + 1, sizeof(*certs));
     rs_bytes *der = certs ? reallocarray(k->der, k->n + 1, sizeof(*der)) : NULL;
+    uint8_t(*sha256)[32] = der ? reallocarray(k->sha256, k->n + 1, sizeof(*sha256)) : NULL;
     unsigned char *enc = NULL;
     int len;
 
@@ -241,7 +268,9 @@ int rs_known_certs_add(rs_known_certs *k, X509 *cert, rs_error *err)
         k->certs = certs;
     if (der)
         k->der = der;
-    if (!der)
+    if (sha256)
+        k->sha256 = sha256;
+    if (!sha256)
         return rs_fail(err, "out of memory");
     if ((len = i2d_X509(cert, &enc)) <= 0)
         return rs_fail_ssl(err, "cannot encode a certificate");
@@ -249,6 +278,7 @@ int rs_known_certs_add(rs_known_certs *k, X509 *cert, rs_error *err)
         OPENSSL_free(enc);
         return rs_fail(err, "out of memory");
     }
+    SHA256(enc, (size_t)len, k->sha256[k->n]);
     k->certs[k->n] = cert;
     k->der[k->n] = (rs_bytes){ 0 };
     rs_bytes_adopt(&k->der[k->n++], enc, (size_t)len);
@@ -263,6 +293,7 @@ void rs_known_certs_free(rs_known_certs *k)
     }
     free(k->certs);
     free(k->der);
+    free(k->sha256);
     *k = (rs_known_certs){ 0 };
 }
 
@@ -294,6 +325,37 @@ static X509 *parse_cert(const json_t *v, const rs_known_certs *known)
         return NULL;
     }
     return cert;
+}
+
+/* The known certificate with this SHA-256 (hex), or NULL. */
+static X509 *known_by_sha256(const char *hex, const rs_known_certs *known)
+{
+    uint8_t want[32];
+
+    if (!hex || strlen(hex) != 64 || rs_unhex(hex, want, sizeof(want)) < 0)
+        return NULL;
+    for (size_t i = 0; known && i < known->n; i++)
+        if (memcmp(known->sha256[i], want, sizeof(want)) == 0 && X509_up_ref(known->certs[i]))
+            return known->certs[i];
+    return NULL;
+}
+
+/* A request carries its certificate, or (on the service's socket) names
+ * one the reader knows; never both. */
+static int parse_request_cert(const json_t *doc, const rs_known_certs *known, X509 **cert, rs_error *err)
+{
+    const json_t *der = json_object_get(doc, "certificate"), *sha = json_object_get(doc, "certificate_sha256");
+
+    if (der && sha)
+        return rs_fail(err, "the request has both certificate and certificate_sha256");
+    if (sha && !(known && known->n))
+        return rs_fail(err, "certificate_sha256: only the signing service reads a request without its certificate");
+    if (sha && !(*cert = known_by_sha256(json_string_value(sha), known)))
+        return rs_fail(err, "the service holds no key for the request's certificate (certificate_sha256 %.64s)",
+                       json_is_string(sha) ? json_string_value(sha) : "not a string");
+    if (!sha && !(*cert = parse_cert(der, known)))
+        return rs_fail(err, "certificate is not base64 DER X.509");
+    return 0;
 }
 
 static const rs_format *format_named(const char *name)
@@ -330,8 +392,8 @@ static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offli
         return rs_fail(err, "signing_time is not a valid Unix time");
     r->opts.time = r->opts.signing_time ? (time_t)json_integer_value(t) : 0;
     r->opts.use_key_id = json_is_true(json_object_get(doc, "key_id"));
-    if (!(r->cert = parse_cert(json_object_get(doc, "certificate"), known)))
-        return rs_fail(err, "certificate is not base64 DER X.509");
+    if (parse_request_cert(doc, known, &r->cert, err) < 0)
+        return -1;
     if (c && !json_is_array(c))
         return rs_fail(err, "chain is not a list");
     json_array_foreach(c, i, v) {

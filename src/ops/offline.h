@@ -42,12 +42,20 @@ int rs_offline_prepare_digest(const rs_format *format, const rs_digest *image_di
 /* JSON text of a request, and back; parsing validates everything. */
 int rs_offline_request_write(const rs_offline_request *r, char **json, rs_error *err);
 int rs_offline_request_read(const char *json, size_t len, rs_offline_request *out, rs_error *err);
+/* The request as it goes to the signing service: compact, and naming the
+ * certificate by its SHA-256 ("certificate_sha256") instead of carrying
+ * it and the chain. The service signs only with certificates it holds,
+ * and a kilobyte of base64 it already has cost more to write and parse
+ * than the rest of the request. */
+int rs_offline_request_write_wire(const rs_offline_request *r, char **json, rs_error *err);
 /* Certificates a reader may hand out instead of decoding a byte-identical
- * copy: the signing service sees its own certificate in every request,
- * and decoding one costs about a fifth of an RSA-2048 signature. */
+ * copy, or look up by a request's certificate_sha256: the signing service
+ * sees its own certificate in every request, and decoding one costs about
+ * a fifth of an RSA-2048 signature. */
 typedef struct rs_known_certs {
     X509 **certs;
     rs_bytes *der;               /* each one's encoding, to compare with */
+    uint8_t (*sha256)[32];       /* each one's fingerprint */
     size_t n;
 } rs_known_certs;
 int rs_known_certs_add(rs_known_certs *k, X509 *cert, rs_error *err);

@@ -193,7 +193,7 @@ int rs_client_sign(int fd, const rs_offline_request *r, rs_bytes *sig, uint64_t 
     bool refused = false;
     rs_error send_err;
 
-    if (rs_offline_request_write(r, &json, err) < 0)
+    if (rs_offline_request_write_wire(r, &json, err) < 0)
         return -1;
     if (rs_frame_write(fd, json, strlen(json), &send_err) == 0)
         return read_answer(fd, sig, log_index, &refused, err);

@@ -1,6 +1,8 @@
 /* The build-time socket's wire format: each message is a 4-byte
  * big-endian length and that many bytes of JSON. A client sends the
- * offline-signing request (ops/offline.h) as it is; the service answers
+ * offline-signing request (ops/offline.h), naming the certificate by its
+ * SHA-256 (rs_offline_request_write_wire) or carrying it as a request
+ * file does; the service answers
  * {"ok": true, "signature": BASE64, "log_index": N} with the raw signature
  * value, or {"ok": false, "error": TEXT}. */
 #ifndef RS_PROTO_H

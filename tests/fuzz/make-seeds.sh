@@ -4,7 +4,8 @@
 #                              (openable) PE images, unsigned and signed
 #   OUTDIR/fuzz_authenticode/  detached signatures: Debian's own, and ones
 #                              made with the fuzzers' test key
-#   OUTDIR/fuzz_offline/       offline-signing requests for the miniatures
+#   OUTDIR/fuzz_offline/       offline-signing requests for the miniatures,
+#                              as files and in the socket's form
 #   OUTDIR/fuzz_files_json/    files.json in each of Debian's three shapes
 #   OUTDIR/fuzz_deb/           small real .debs, tiny ones dpkg-deb builds
 #                              with each compression, hand-made hostile ones
@@ -780,5 +781,14 @@ for f in "$pe"/mini-*.efi; do
     "$reprosign" sign --prepare-offline --cert "$tmp/cert.pem" --hash sha512 --no-signing-time \
         --output "$req/$b.sha512.json" "$f" >/dev/null
 done
+# The same in the socket's form: the certificate named by its SHA-256.
+python3 - "$req" <<'PY'
+import base64, glob, hashlib, json, sys
+for path in sorted(glob.glob(f"{sys.argv[1]}/*.json")):
+    r = json.load(open(path))
+    r["certificate_sha256"] = hashlib.sha256(base64.b64decode(r.pop("certificate"))).hexdigest()
+    r.pop("chain", None)
+    open(path[:-5] + ".wire.json", "w").write(json.dumps(r, separators=(",", ":")))
+PY
 
 echo "make-seeds: $(summary)in $out (largest PE seed $(wc -c "$pe"/* | sort -n | tail -2 | head -1 | awk '{print $1}') bytes)"

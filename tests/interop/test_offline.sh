@@ -61,6 +61,12 @@ check "... says so" grep -q 'tbs_digest does not match' "$WORK/.err"
 python3 -c "
 import json; d=json.load(open('$WORK/req')); d['type']='something'; json.dump(d, open('$WORK/wrongtype','w'))"
 refuses "not a request" "$WORK/v2" "$REPROSIGN" sign-blob "$WORK/wrongtype" --key "$WORK/db.key" --output "$WORK/v2"
+python3 -c "
+import json; d=json.load(open('$WORK/req')); del d['certificate']; d['certificate_sha256']='ab'*32
+json.dump(d, open('$WORK/wire','w'))"
+refuses "a request in the socket's form (no certificate)" "$WORK/v2" \
+    "$REPROSIGN" sign-blob "$WORK/wire" --key "$WORK/db.key" --output "$WORK/v2"
+check "... says only the service reads it" grep -q 'only the signing service reads a request without its certificate' "$WORK/.err"
 head -c 256 /dev/urandom >"$WORK/junk"
 refuses "finish with a signature value that is not the key's" "$WORK/x" \
     "$REPROSIGN" sign --finish "$WORK/req" --signature "$WORK/junk" --output "$WORK/x"

@@ -80,6 +80,20 @@ import json
 e = [json.loads(l) for l in open('$WORK/log/entries.jsonl')]
 assert all(x['client']['uid'] == $(id -u) and x['signed_digest'].startswith('sha256:') and x['format'] == 'pe' for x in e)
 "
+# A request file carries its certificate; sent as it is, the socket signs
+# it too, and finishing gives the local signature.
+check "a request file sent as it is is signed, and finishes to the local signature" bash -c "
+    '$REPROSIGN' sign --prepare-offline --cert '$WORK/db.crt' --output '$WORK/file.req' '${files[1]}' &&
+    python3 -c \"
+import base64, socket, struct
+s = socket.socket(socket.AF_UNIX); s.connect('$sock')
+m = open('$WORK/file.req', 'rb').read(); s.sendall(struct.pack('>I', len(m)) + m)
+n = struct.unpack('>I', s.recv(4))[0]; a = b''
+while len(a) < n: a += s.recv(n - len(a))
+open('$WORK/file.value', 'wb').write(base64.b64decode(__import__('json').loads(a)['signature']))\" &&
+    '$REPROSIGN' sign --finish '$WORK/file.req' --signature '$WORK/file.value' --detached --output '$WORK/file.sig' &&
+    cmp '$WORK/file.sig' '$WORK/ref/$(basename "${files[1]}").sig'"
+total=$((total + 1))
 
 refuses "a uid not on the allowlist is refused" "$WORK/nobody.sig" \
     setpriv --reuid=65534 --regid=65534 --clear-groups \
@@ -90,6 +104,7 @@ make_key other
 chmod a+r "$WORK/other.crt"
 refuses "a certificate the service holds no key for" "$WORK/other.sig" \
     "$REPROSIGN" sign --via "$sock" --cert "$WORK/other.crt" --detached --output "$WORK/other.sig" "${files[0]}"
+check "... named by its fingerprint" grep -q "holds no key for the request's certificate (certificate_sha256 $(openssl x509 -in "$WORK/other.crt" -outform DER | sha256sum | cut -c1-64))" "$WORK/.err"
 refuses "a request that is not one" "" python3 -c "
 import socket, struct, sys
 s = socket.socket(socket.AF_UNIX); s.connect('$sock')
