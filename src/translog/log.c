@@ -202,7 +202,7 @@ struct rs_translog {
     pthread_mutex_t head_mu;   /* one head writer at a time */
     pthread_t head_thread;
     bool head_thread_started, stopping;
-    pthread_cond_t stop_cv;
+    pthread_cond_t head_cv;    /* new entries after a head, or stopping */
 };
 
 static int remember_request(rs_translog *l, const json_t *entry, rs_error *err)
@@ -422,13 +422,19 @@ static void *head_loop(void *arg)
     while (!l->stopping) {
         struct timespec until;
 
+        /* An idle service sleeps until entries come. */
+        if (l->tree.size == l->head_size) {
+            pthread_cond_wait(&l->head_cv, &l->mu);
+            continue;
+        }
+
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += HEAD_INTERVAL_NS;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
         }
-        pthread_cond_timedwait(&l->stop_cv, &l->mu, &until);
+        pthread_cond_timedwait(&l->head_cv, &l->mu, &until);
         pthread_mutex_unlock(&l->mu);
         write_head(l, &err);   /* a failure marks the heads broken; checkpoints report it */
         pthread_mutex_lock(&l->mu);
@@ -466,6 +472,10 @@ static int commit_entries(rs_translog *l, waiter *batch, rs_error *err)
             if (remember_request(l, w->entries[i], err) < 0)
                 return -1;
     pthread_mutex_lock(&l->mu);
+    /* The first entries after a head wake the head thread; later ones
+     * find it awake, waiting out the interval. */
+    if (l->tree.size == l->head_size)
+        pthread_cond_signal(&l->head_cv);
     l->tree = tree;
     json_array_extend(l->unsigned_leaves, fresh);
     pthread_mutex_unlock(&l->mu);
@@ -544,7 +554,7 @@ int rs_translog_open(const char *dir, rs_signer *signer, bool create, rs_translo
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->head_mu, NULL);
     pthread_cond_init(&l->cv, NULL);
-    pthread_cond_init(&l->stop_cv, NULL);
+    pthread_cond_init(&l->head_cv, NULL);
     if (create && mkdir(dir, 0755) < 0 && errno != EEXIST)
         return rs_fail(err, "%s: %s", dir, strerror(errno));
     if (write_cert(l, err) < 0 || recover(l, err) < 0 || write_head(l, err) < 0)
@@ -561,7 +571,7 @@ void rs_translog_close(rs_translog *l)
     if (l->head_thread_started) {
         pthread_mutex_lock(&l->mu);
         l->stopping = true;
-        pthread_cond_signal(&l->stop_cv);
+        pthread_cond_signal(&l->head_cv);
         pthread_mutex_unlock(&l->mu);
         pthread_join(l->head_thread, NULL);
     }
@@ -577,7 +587,7 @@ void rs_translog_close(rs_translog *l)
     pthread_mutex_destroy(&l->mu);
     pthread_mutex_destroy(&l->head_mu);
     pthread_cond_destroy(&l->cv);
-    pthread_cond_destroy(&l->stop_cv);
+    pthread_cond_destroy(&l->head_cv);
     free(l);
 }
 
