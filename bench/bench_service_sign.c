@@ -1,8 +1,9 @@
 /* Signatures per second: through the signing service's socket with N
- * concurrent clients, or (SOCKET "-") in one process signing as a batch
- * with the same key on one thread per core. Both do the same work per
- * signature (build the container around the image digest, sign, finish),
- * so the difference is the socket, the request checks and the log. */
+ * concurrent clients, each with WINDOW requests in flight (default 1), or
+ * (SOCKET "-") in one process signing as a batch with the same key on one
+ * thread per core. Both do the same work per signature (build the
+ * container around the image digest, sign, finish), so the difference is
+ * the socket, the request checks and the log. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,49 +24,78 @@ typedef struct bench {
     rs_sign_options opts;
     X509 *cert;
     size_t per_client;
+    size_t window;                   /* requests each client keeps in flight */
     int failures;
 } bench;
 
-static int one(bench *b, int fd, rs_error *err)
+static int finish(const rs_offline_request *r, const rs_bytes *value, rs_error *err)
 {
-    rs_offline_request r;
-    rs_bytes value = { 0 }, der = { 0 };
-    int rc = rs_offline_prepare_digest(b->format, &b->digest, b->cert, NULL, &b->opts, &r, err);
+    _cleanup_bytes_ rs_bytes der = { 0 };
 
-    if (rc == 0)
-        rc = fd < 0 ? rs_offline_sign(&r, b->signer, &value, err) : rs_client_sign(fd, &r, &value, NULL, err);
-    if (rc == 0)
-        rc = rs_offline_finish(&r, &value, &der, err);
-    rs_offline_request_free(&r);
-    rs_bytes_free(&value);
-    rs_bytes_free(&der);
-    return rc;
+    return rs_offline_finish(r, value, &der, err);
 }
 
 static int batch_item(void *ctx, size_t i, rs_error *err)
 {
+    bench *b = ctx;
+    rs_offline_request r;
+    _cleanup_bytes_ rs_bytes value = { 0 };
+    int rc;
+
     (void)i;
-    return one(ctx, -1, err);
+    if (rs_offline_prepare_digest(b->format, &b->digest, b->cert, NULL, &b->opts, &r, err) < 0)
+        return -1;
+    rc = rs_offline_sign(&r, b->signer, &value, err);
+    if (rc == 0)
+        rc = finish(&r, &value, err);
+    rs_offline_request_free(&r);
+    return rc;
+}
+
+/* Keeps `window` requests in flight: each answer is finished after the
+ * next request has gone out, so the service always has one waiting. */
+static int run_client(bench *b, rs_client *c, rs_error *err)
+{
+    rs_offline_request *ring = calloc(b->window, sizeof(*ring));
+    size_t sent = 0, done = 0;
+    int rc = ring ? 0 : rs_fail(err, "out of memory");
+
+    while (rc == 0 && done < b->per_client) {
+        if (sent < b->per_client && sent - done < b->window) {
+            rs_offline_request *r = &ring[sent % b->window];
+
+            rc = rs_offline_prepare_digest(b->format, &b->digest, b->cert, NULL, &b->opts, r, err);
+            if (rc == 0 && (rc = rs_client_send(c, r, err)) < 0)
+                rs_offline_request_free(r);
+            sent += rc == 0;
+        } else {
+            rs_offline_request *r = &ring[done % b->window];
+            _cleanup_bytes_ rs_bytes value = { 0 };
+
+            rc = rs_client_receive(c, &value, NULL, err);
+            if (rc == 0)
+                rc = finish(r, &value, err);
+            rs_offline_request_free(r);
+            done++;
+        }
+    }
+    while (done < sent)
+        rs_offline_request_free(&ring[done++ % b->window]);
+    free(ring);
+    return rc;
 }
 
 static void *client(void *arg)
 {
     bench *b = arg;
+    rs_client c;
     rs_error err;
-    int fd = -1;
 
-    if (rs_client_connect(b->socket, &fd, &err) < 0) {
+    if (rs_client_open(b->socket, &c, &err) < 0 || run_client(b, &c, &err) < 0) {
         fprintf(stderr, "%s\n", err.msg);
         __atomic_add_fetch(&b->failures, 1, __ATOMIC_RELAXED);
-        return NULL;
     }
-    for (size_t i = 0; i < b->per_client; i++)
-        if (one(b, fd, &err) < 0) {
-            fprintf(stderr, "%s\n", err.msg);
-            __atomic_add_fetch(&b->failures, 1, __ATOMIC_RELAXED);
-            break;
-        }
-    close(fd);
+    rs_client_close(&c);
     return NULL;
 }
 
@@ -85,10 +115,13 @@ int main(int argc, char **argv)
     size_t clients, total;
     double t0;
 
-    if (argc != 7) {
-        fprintf(stderr, "usage: %s KEY CERT FILE SOCKET|- CLIENTS SIGNATURES\n", argv[0]);
+    if (argc != 7 && argc != 8) {
+        fprintf(stderr, "usage: %s KEY CERT FILE SOCKET|- CLIENTS SIGNATURES [WINDOW]\n", argv[0]);
         return 2;
     }
+    b.window = argc == 8 ? strtoul(argv[7], NULL, 10) : 1;
+    if (b.window < 1)
+        b.window = 1;
     clients = strtoul(argv[5], NULL, 10);
     total = strtoul(argv[6], NULL, 10);
     b.per_client = clients ? total / clients : 0;

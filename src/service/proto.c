@@ -158,21 +158,39 @@ static int decode_signature(const char *b64, rs_bytes *sig, rs_error *err)
     return 0;
 }
 
-static int read_answer(int fd, rs_bytes *sig, uint64_t *log_index, bool *refused, rs_error *err)
+int rs_client_open(const char *path, rs_client *c, rs_error *err)
 {
-    _cleanup_(rs_frame_reader_free) rs_frame_reader rd = { .fd = fd };
+    *c = (rs_client){ .fd = -1 };
+    if (rs_client_connect(path, &c->fd, err) < 0)
+        return -1;
+    c->rd.fd = c->fd;
+    return 0;
+}
+
+void rs_client_close(rs_client *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    rs_frame_reader_free(&c->rd);
+    *c = (rs_client){ .fd = -1 };
+}
+
+static int read_answer(rs_client *c, rs_bytes *sig, uint64_t *log_index, bool *refused, rs_error *err)
+{
     json_auto_t *doc = NULL;
     const char *msg;
     size_t len;
     bool eof;
 
-    if (rs_frame_next(&rd, &msg, &len, &eof, err) < 0)
+    if (rs_frame_next(&c->rd, &msg, &len, &eof, err) < 0)
         return -1;
     if (eof)
         return rs_fail(err, "the service closed the connection without an answer");
-    /* One answer per request: anything more is not from a service. */
-    if (rs_frame_pending(&rd))
-        return rs_fail(err, "the service sent more than one answer");
+    /* Answers come one per request: anything more is not from a service. */
+    if (c->in_flight <= 1 && rs_frame_pending(&c->rd))
+        return rs_fail(err, "the service sent more answers than requests");
+    if (c->in_flight)
+        c->in_flight--;
     doc = json_loadb(msg, len, JSON_REJECT_DUPLICATES, NULL);
     if (!json_is_object(doc))
         return rs_fail(err, "the service sent an answer that is not JSON");
@@ -187,28 +205,48 @@ static int read_answer(int fd, rs_bytes *sig, uint64_t *log_index, bool *refused
     return decode_signature(json_string_value(json_object_get(doc, "signature")), sig, err);
 }
 
-int rs_client_sign(int fd, const rs_offline_request *r, rs_bytes *sig, uint64_t *log_index, rs_error *err)
+int rs_client_send(rs_client *c, const rs_offline_request *r, rs_error *err)
 {
     _cleanup_free_ char *json = NULL;
     bool refused = false;
     rs_error send_err;
+    rs_bytes ignored = { 0 };
 
     if (rs_offline_request_write_wire(r, &json, err) < 0)
         return -1;
-    if (rs_frame_write(fd, json, strlen(json), &send_err) == 0)
-        return read_answer(fd, sig, log_index, &refused, err);
+    if (rs_frame_write(c->fd, json, strlen(json), &send_err) == 0) {
+        c->in_flight++;
+        return 0;
+    }
     /* A refused client is told why before the service closes: that
      * answer says more than the failed send. */
-    if (read_answer(fd, sig, log_index, &refused, err) < 0 && !refused)
+    if (read_answer(c, &ignored, NULL, &refused, err) < 0 && !refused)
         *err = send_err;
+    rs_bytes_free(&ignored);
     return -1;
+}
+
+int rs_client_receive(rs_client *c, rs_bytes *sig, uint64_t *log_index, rs_error *err)
+{
+    bool refused = false;
+
+    if (!c->in_flight)
+        return rs_fail(err, "internal error: no request is waiting for an answer");
+    return read_answer(c, sig, log_index, &refused, err);
+}
+
+int rs_client_sign(rs_client *c, const rs_offline_request *r, rs_bytes *sig, uint64_t *log_index, rs_error *err)
+{
+    if (rs_client_send(c, r, err) < 0)
+        return -1;
+    return rs_client_receive(c, sig, log_index, err);
 }
 
 int rs_sign_via(const char *path, const rs_offline_request *r, rs_bytes *sig, rs_error *err)
 {
-    _cleanup_close_ int fd = -1;
+    _cleanup_(rs_client_close) rs_client c = { .fd = -1 };
 
-    if (rs_client_connect(path, &fd, err) < 0 || rs_client_sign(fd, r, sig, NULL, err) < 0)
+    if (rs_client_open(path, &c, err) < 0 || rs_client_sign(&c, r, sig, NULL, err) < 0)
         return rs_error_prefix(err, "%s", path);
     return 0;
 }

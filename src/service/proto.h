@@ -36,9 +36,23 @@ void rs_frame_reader_free(rs_frame_reader *r);
 
 /* ---- the client side ---- */
 
+/* One connection to the service. Requests may be sent ahead of their
+ * answers (a client with work queued keeps the service busy instead of
+ * making it wait for each round trip); answers come back in order. */
+typedef struct rs_client {
+    int fd;
+    rs_frame_reader rd;
+    size_t in_flight;
+} rs_client;
+
 int rs_client_connect(const char *path, int *fd, rs_error *err);
-/* Sends one request on a connection and waits for its signature value. */
-int rs_client_sign(int fd, const rs_offline_request *r, rs_bytes *sig, uint64_t *log_index, rs_error *err);
+int rs_client_open(const char *path, rs_client *c, rs_error *err);
+void rs_client_close(rs_client *c);
+int rs_client_send(rs_client *c, const rs_offline_request *r, rs_error *err);
+/* The answer to the oldest request in flight: its signature value. */
+int rs_client_receive(rs_client *c, rs_bytes *sig, uint64_t *log_index, rs_error *err);
+/* Sends one request and waits for its signature value. */
+int rs_client_sign(rs_client *c, const rs_offline_request *r, rs_bytes *sig, uint64_t *log_index, rs_error *err);
 /* Connects, signs one request, disconnects. Errors are prefixed with the socket. */
 int rs_sign_via(const char *path, const rs_offline_request *r, rs_bytes *sig, rs_error *err);
 

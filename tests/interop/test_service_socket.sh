@@ -94,6 +94,38 @@ open('$WORK/file.value', 'wb').write(base64.b64decode(__import__('json').loads(a
     '$REPROSIGN' sign --finish '$WORK/file.req' --signature '$WORK/file.value' --detached --output '$WORK/file.sig' &&
     cmp '$WORK/file.sig' '$WORK/ref/$(basename "${files[1]}").sig'"
 total=$((total + 1))
+# Requests sent ahead of their answers are answered in order.
+for i in 2 3 4; do
+    "$REPROSIGN" sign --prepare-offline --cert "$WORK/db.crt" --output "$WORK/p$i.req" "${files[$i]}"
+done
+cat >"$WORK/pipeline.py" <<'PY'
+import base64, json, socket, struct, sys
+sock, work = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX)
+s.connect(sock)
+reqs = [open(f"{work}/p{i}.req", "rb").read() for i in (2, 3, 4)]
+s.sendall(b"".join(struct.pack(">I", len(m)) + m for m in reqs))
+buf = b""
+def take(n):
+    global buf
+    while len(buf) < n:
+        more = s.recv(65536)
+        if not more:
+            sys.exit("the service closed the connection")
+        buf += more
+    out, buf = buf[:n], buf[n:]
+    return out
+for i in (2, 3, 4):
+    a = json.loads(take(struct.unpack(">I", take(4))[0]))
+    open(f"{work}/p{i}.value", "wb").write(base64.b64decode(a["signature"]))
+PY
+check "three requests in one write get three answers" python3 "$WORK/pipeline.py" "$sock" "$WORK"
+for i in 2 3 4; do
+    check "... answer $i is for request $i" bash -c "
+        '$REPROSIGN' sign --finish '$WORK/p$i.req' --signature '$WORK/p$i.value' --detached --output '$WORK/p$i.sig' &&
+        cmp '$WORK/p$i.sig' '$WORK/ref/$(basename "${files[$i]}").sig'"
+done
+total=$((total + 3))
 
 refuses "a uid not on the allowlist is refused" "$WORK/nobody.sig" \
     setpriv --reuid=65534 --regid=65534 --clear-groups \
