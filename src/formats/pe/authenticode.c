@@ -86,6 +86,7 @@ IMPLEMENT_ASN1_FUNCTIONS(SpcString)
 
 DEFINE_POINTER_CLEANUP(idc_freep, SpcIndirectDataContent, SpcIndirectDataContent_free)
 DEFINE_POINTER_CLEANUP(peimage_freep, SpcPeImageData, SpcPeImageData_free)
+DEFINE_POINTER_CLEANUP(signer_info_freep, PKCS7_SIGNER_INFO, PKCS7_SIGNER_INFO_free)
 
 /* "<<<Obsolete>>>" in UTF-16BE, the file link every signer writes. */
 static const uint8_t obsolete_bmp[] = { 0, '<', 0, '<', 0, '<', 0, 'O', 0, 'b', 0, 's', 0, 'o',
@@ -259,34 +260,49 @@ static int add_certificates(PKCS7 *p7, rs_signer *signer, rs_error *err)
     return 0;
 }
 
-int authenticode_sign(const rs_digest *image_digest, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der,
-                      rs_error *err)
+/* The container around a signed SignerInfo: who signed (issuer and
+ * serial, which the signature does not cover), the content, the
+ * certificates. */
+static int wrap_signer_info(PKCS7_SIGNER_INFO **si, const rs_bytes *idc, rs_signer *signer, const EVP_MD *md,
+                            rs_bytes *der, rs_error *err)
 {
     _cleanup_(rs_pkcs7p) PKCS7 *p7 = PKCS7_new();
-    _cleanup_bytes_ rs_bytes idc = { 0 };
-    const EVP_MD *md = image_digest->md;
-    PKCS7_SIGNER_INFO *si;
-    unsigned char content_md[EVP_MAX_MD_SIZE], *out = NULL;
-    unsigned content_len = 0;
+    unsigned char *out = NULL;
     int len;
 
     if (!p7 || !PKCS7_set_type(p7, NID_pkcs7_signed))
         return rs_fail(err, "out of memory");
     /* The certificate's public key selects the signature algorithm; the
      * private key never passes through here. */
-    si = PKCS7_add_signature(p7, signer->cert, signer->public_key, md);
-    if (!si)
+    if (!PKCS7_SIGNER_INFO_set(*si, signer->cert, signer->public_key, md) || !PKCS7_add_signer(p7, *si))
         return rs_fail_ssl(err, "cannot create SignerInfo");
-    if (encode_indirect_data(image_digest, &idc, err) < 0 || set_content(p7, &idc, err) < 0 ||
-        hash_content(md, &idc, content_md, &content_len, err) < 0 ||
-        add_signed_attributes(si, opts, content_md, content_len, err) < 0 ||
-        sign_attributes(si, signer, md, err) < 0 || add_certificates(p7, signer, err) < 0)
+    *si = NULL;   /* p7 owns it now */
+    if (set_content(p7, idc, err) < 0 || add_certificates(p7, signer, err) < 0)
         return -1;
     len = i2d_PKCS7(p7, &out);
     if (len <= 0)
         return rs_fail_ssl(err, "cannot encode PKCS#7");
     rs_bytes_adopt(der, out, (size_t)len);
     return 0;
+}
+
+/* Signed first, wrapped after: a signer that only wants the digest to
+ * sign (offline preparation) stops before the container is built. */
+int authenticode_sign(const rs_digest *image_digest, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der,
+                      rs_error *err)
+{
+    _cleanup_(signer_info_freep) PKCS7_SIGNER_INFO *si = PKCS7_SIGNER_INFO_new();
+    _cleanup_bytes_ rs_bytes idc = { 0 };
+    const EVP_MD *md = image_digest->md;
+    unsigned char content_md[EVP_MAX_MD_SIZE];
+    unsigned content_len = 0;
+
+    if (!si)
+        return rs_fail(err, "out of memory");
+    if (encode_indirect_data(image_digest, &idc, err) < 0 || hash_content(md, &idc, content_md, &content_len, err) < 0 ||
+        add_signed_attributes(si, opts, content_md, content_len, err) < 0 || sign_attributes(si, signer, md, err) < 0)
+        return -1;
+    return wrap_signer_info(&si, &idc, signer, md, der, err);
 }
 
 size_t authenticode_der_length(const uint8_t *buf, size_t len)
