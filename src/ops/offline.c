@@ -278,7 +278,7 @@ int rs_known_certs_add(rs_known_certs *k, X509 *cert, rs_error *err)
         OPENSSL_free(enc);
         return rs_fail(err, "out of memory");
     }
-    SHA256(enc, (size_t)len, k->sha256[k->n]);
+    rs_sha256(enc, (size_t)len, k->sha256[k->n]);
     k->certs[k->n] = cert;
     k->der[k->n] = (rs_bytes){ 0 };
     rs_bytes_adopt(&k->der[k->n++], enc, (size_t)len);

@@ -402,7 +402,7 @@ static int sign_one(void *ctx, size_t k, rs_error *err)
 
     if (it->format->sign_digest(&it->digest, j->o->signer, &j->o->sign, &it->sig, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
-    SHA256(it->sig.data, it->sig.len, it->sig_sha256);
+    rs_sha256(it->sig.data, it->sig.len, it->sig_sha256);
     if (write_sig(j->sigdir, it, err) < 0)
         return -1;
     rs_tarball_feed_ready(j->feed, k);

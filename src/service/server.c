@@ -98,7 +98,7 @@ static json_t *log_entry(const client *c, const rs_offline_request *r, const cha
     uint8_t h[SHA256_DIGEST_LENGTH];
 
     rs_digest_format(&r->image_digest, digest, sizeof(digest));
-    SHA256(sig->data, sig->len, h);
+    rs_sha256(sig->data, sig->len, h);
     rs_hex(h, sizeof(h), sig_sha);
     return json_pack("{s:{s:I, s:I}, s:s, s:s?, s:s, s:s, s:s, s:I}", "client", "uid", (json_int_t)c->cred.uid, "gid",
                      (json_int_t)c->cred.gid, "format", r->format->name, "path", r->file, "signed_digest", digest,

@@ -17,6 +17,7 @@
 
 #include "base/cleanup.h"
 #include "base/file.h"
+#include "crypto/ossl.h"
 #include "pipeline/sign_template.h"
 #include "pipeline/template.h"
 #include "service/gpgv.h"
@@ -395,7 +396,7 @@ static int describe_file(const char *path, const char *name, json_t *list, rs_er
 
     if (rs_read_file(path, MAX_OUTPUT_FILE, &data, err) < 0 || sync_path(path, err) < 0)
         return rs_error_prefix(err, "%s", path);
-    SHA256(data.data, data.len, h);
+    rs_sha256(data.data, data.len, h);
     rs_hex(h, sizeof(h), hex);
     return json_array_append_new(list, json_pack("{s:s, s:s, s:I}", "name", name, "sha256", hex, "size",
                                                  (json_int_t)data.len)) == 0 ? 0 : rs_fail(err, "out of memory");
@@ -562,7 +563,7 @@ static int check_outputs(const char *dest, const char *outputs, rs_error *err)
 
         if (!path || rs_read_file(path, MAX_OUTPUT_FILE, &data, err) < 0)
             return path ? rs_error_prefix(err, "%s", path) : rs_fail(err, "out of memory");
-        SHA256(data.data, data.len, h);
+        rs_sha256(data.data, data.len, h);
         rs_hex(h, sizeof(h), hex);
         if (strcmp(hex, json_string_value(json_object_get(o, "sha256")) ?: ""))
             return rs_fail(err, "%s: not the file that was signed", path);

@@ -105,7 +105,7 @@ static int head_digest(const json_t *head, uint8_t out[SHA256_DIGEST_LENGTH], rs
 
     if (!body || (json_object_del(body, "signature"), !(text = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS))))
         return rs_fail(err, "out of memory");
-    SHA256((const uint8_t *)text, strlen(text), out);
+    rs_sha256((const uint8_t *)text, strlen(text), out);
     return 0;
 }
 

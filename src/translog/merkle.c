@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "crypto/ossl.h"
 
 int rs_merkle_leaf(const void *data, size_t len, rs_hash *out, rs_error *err)
 {
@@ -15,7 +16,7 @@ int rs_merkle_leaf(const void *data, size_t len, rs_hash *out, rs_error *err)
     buf[0] = 0x00;
     if (len)
         memcpy(buf + 1, data, len);
-    SHA256(buf, len + 1, out->b);
+    rs_sha256(buf, len + 1, out->b);
     return 0;
 }
 
@@ -26,7 +27,7 @@ void rs_merkle_node(const rs_hash *left, const rs_hash *right, rs_hash *out)
     buf[0] = 0x01;
     memcpy(buf + 1, left->b, RS_HASH_LEN);
     memcpy(buf + 1 + RS_HASH_LEN, right->b, RS_HASH_LEN);
-    SHA256(buf, sizeof(buf), out->b);
+    rs_sha256(buf, sizeof(buf), out->b);
 }
 
 /* The largest power of two smaller than n (n > 1). */
@@ -45,7 +46,7 @@ void rs_merkle_root(const rs_hash *leaves, size_t n, rs_hash *out)
     size_t k;
 
     if (n == 0) {
-        SHA256((const uint8_t *)"", 0, out->b);
+        rs_sha256((const uint8_t *)"", 0, out->b);
         return;
     }
     if (n == 1) {
