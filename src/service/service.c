@@ -716,7 +716,8 @@ int rs_service_release(rs_service *s, const char *id, bool publish_now, rs_error
     if (rc == 0)
         rc = publish(s, row, err);
     rs_state_rows_free(rows, n);
-    return rc;
+    /* The entries it exported are covered by a signed head before this returns. */
+    return rc < 0 ? -1 : rs_translog_checkpoint(s->log, err);
 }
 
 static json_t *row_json(const rs_state_row *r)

@@ -569,11 +569,16 @@ int rs_translog_open(const char *dir, rs_signer *signer, bool create, rs_translo
 void rs_translog_close(rs_translog *l)
 {
     if (l->head_thread_started) {
+        rs_error err;
+
         pthread_mutex_lock(&l->mu);
         l->stopping = true;
         pthread_cond_signal(&l->head_cv);
         pthread_mutex_unlock(&l->mu);
         pthread_join(l->head_thread, NULL);
+        /* Whatever the thread had not covered yet: a closed log ends on a
+         * head over all of it (a failure leaves that to the next open). */
+        write_head(l, &err);
     }
     if (l->entries_fd >= 0)
         close(l->entries_fd);
