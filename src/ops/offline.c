@@ -201,14 +201,6 @@ static json_t *hex_digest(const rs_digest *d)
     return json_string(hex);
 }
 
-static json_t *cert_sha256(X509 *cert)
-{
-    char hex[65];
-
-    rs_x509_fingerprint(cert, hex);
-    return json_string(hex);
-}
-
 /* Everything but the certificate, which the caller adds its own way. */
 static json_t *request_fields(const rs_offline_request *r)
 {
@@ -233,12 +225,13 @@ int rs_offline_request_write(const rs_offline_request *r, char **json, rs_error 
     return *json ? 0 : rs_fail(err, "cannot encode the request");
 }
 
-int rs_offline_request_write_wire(const rs_offline_request *r, char **json, rs_error *err)
+int rs_offline_request_write_wire(const rs_offline_request *r, const char cert_sha256[65], char **json,
+                                  rs_error *err)
 {
     json_auto_t *doc = request_fields(r);
 
     *json = NULL;
-    if (doc && json_object_set_new(doc, "certificate_sha256", cert_sha256(r->cert)) == 0)
+    if (doc && json_object_set_new(doc, "certificate_sha256", json_string(cert_sha256)) == 0)
         *json = json_dumps(doc, JSON_COMPACT);
     return *json ? 0 : rs_fail(err, "cannot encode the request");
 }

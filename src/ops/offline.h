@@ -46,8 +46,10 @@ int rs_offline_request_read(const char *json, size_t len, rs_offline_request *ou
  * certificate by its SHA-256 ("certificate_sha256") instead of carrying
  * it and the chain. The service signs only with certificates it holds,
  * and a kilobyte of base64 it already has cost more to write and parse
- * than the rest of the request. */
-int rs_offline_request_write_wire(const rs_offline_request *r, char **json, rs_error *err);
+ * than the rest of the request. cert_sha256 is the certificate's
+ * fingerprint in hex, as rs_x509_fingerprint gives it. */
+int rs_offline_request_write_wire(const rs_offline_request *r, const char cert_sha256[65], char **json,
+                                  rs_error *err);
 /* Certificates a reader may hand out instead of decoding a byte-identical
  * copy, or look up by a request's certificate_sha256: the signing service
  * sees its own certificate in every request, and decoding one costs about

@@ -172,7 +172,20 @@ void rs_client_close(rs_client *c)
     if (c->fd >= 0)
         close(c->fd);
     rs_frame_reader_free(&c->rd);
+    X509_free(c->cert);
     *c = (rs_client){ .fd = -1 };
+}
+
+static int remember_cert(rs_client *c, X509 *cert, rs_error *err)
+{
+    if (c->cert && X509_cmp(c->cert, cert) == 0)
+        return 0;
+    if (!X509_up_ref(cert))
+        return rs_fail(err, "out of memory");
+    X509_free(c->cert);
+    c->cert = cert;
+    rs_x509_fingerprint(cert, c->cert_sha256);
+    return c->cert_sha256[0] ? 0 : rs_fail(err, "cannot compute the certificate's fingerprint");
 }
 
 static int read_answer(rs_client *c, rs_bytes *sig, uint64_t *log_index, bool *refused, rs_error *err)
@@ -212,7 +225,7 @@ int rs_client_send(rs_client *c, const rs_offline_request *r, rs_error *err)
     rs_error send_err;
     rs_bytes ignored = { 0 };
 
-    if (rs_offline_request_write_wire(r, &json, err) < 0)
+    if (remember_cert(c, r->cert, err) < 0 || rs_offline_request_write_wire(r, c->cert_sha256, &json, err) < 0)
         return -1;
     if (rs_frame_write(c->fd, json, strlen(json), &send_err) == 0) {
         c->in_flight++;

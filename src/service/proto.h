@@ -43,6 +43,8 @@ typedef struct rs_client {
     int fd;
     rs_frame_reader rd;
     size_t in_flight;
+    X509 *cert;                  /* the last request's, and its fingerprint: */
+    char cert_sha256[65];        /* a client sends many for one certificate */
 } rs_client;
 
 int rs_client_connect(const char *path, int *fd, rs_error *err);
