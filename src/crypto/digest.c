@@ -1,21 +1,34 @@
 #include "crypto/digest.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/bytes.h"
 
+static const char *const md_names[] = { "sha256", "sha384", "sha512" };
+static EVP_MD *fetched[3];
+static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
+
+static void fetch_mds(void)
+{
+    for (size_t i = 0; i < 3; i++)
+        fetched[i] = EVP_MD_fetch(NULL, md_names[i], NULL);
+}
+
+/* Fetched once: EVP_sha256() and its kin are looked up again by name
+ * every time a digest, a signature or a verification starts with them. */
 int rs_md_by_name(const char *name, const EVP_MD **md, rs_error *err)
 {
-    if (!strcmp(name, "sha256"))
-        *md = EVP_sha256();
-    else if (!strcmp(name, "sha384"))
-        *md = EVP_sha384();
-    else if (!strcmp(name, "sha512"))
-        *md = EVP_sha512();
-    else
-        return rs_fail(err, "unsupported hash '%s' (use sha256, sha384 or sha512)", name);
-    return 0;
+    static const EVP_MD *(*const legacy[])(void) = { EVP_sha256, EVP_sha384, EVP_sha512 };
+
+    pthread_once(&fetch_once, fetch_mds);
+    for (size_t i = 0; i < 3; i++)
+        if (!strcmp(name, md_names[i])) {
+            *md = fetched[i] ? fetched[i] : legacy[i]();
+            return 0;
+        }
+    return rs_fail(err, "unsupported hash '%s' (use sha256, sha384 or sha512)", name);
 }
 
 const char *rs_md_name(const EVP_MD *md)

@@ -3,12 +3,12 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/sha.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/bytes.h"
 #include "base/file.h"
+#include "crypto/digest.h"
 
 #define MAX_CERT_FILE (4 * 1024 * 1024)
 
@@ -101,20 +101,13 @@ char *rs_asn1_int_hex(const ASN1_INTEGER *i)
     return copy;
 }
 
-static EVP_MD *sha256_md;
-static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
-
-static void fetch_sha256(void)
-{
-    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
-}
-
 void rs_sha256(const void *data, size_t len, uint8_t out[32])
 {
-    pthread_once(&sha256_once, fetch_sha256);
+    const EVP_MD *md;
+
     /* SHA256() looks the algorithm up again on every call, which costs
      * more than hashing the few hundred bytes of a log entry. */
-    if (!sha256_md || !EVP_Digest(data, len, out, NULL, sha256_md, NULL))
+    if (rs_md_by_name("sha256", &md, NULL) < 0 || !EVP_Digest(data, len, out, NULL, md, NULL))
         SHA256(data, len, out);
 }
 
@@ -122,8 +115,9 @@ void rs_x509_fingerprint(X509 *cert, char out[65])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned len = 0;
+    const EVP_MD *sha256;
 
-    if (!X509_digest(cert, EVP_sha256(), md, &len) || len != 32) {
+    if (rs_md_by_name("sha256", &sha256, NULL) < 0 || !X509_digest(cert, sha256, md, &len) || len != 32) {
         out[0] = '\0';
         return;
     }
