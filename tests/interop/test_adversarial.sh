@@ -1,7 +1,9 @@
 #!/bin/bash
 # Hundreds of generated malformed inputs (tests/tools/adversarial.py), every
 # command that reads them, and four rules for every run:
-#   - it ends by itself within 10 s, with status 0, 1 or 2 (never a signal);
+#   - it ends by itself within 10 s (ADVERSARIAL_TIMEOUT: scripts/valgrind.sh
+#     allows more, as memcheck runs it tens of times slower), with status
+#     0, 1 or 2 (never a signal);
 #   - status 1 comes with one 'reprosign: ' line on stderr;
 #   - it writes nothing but its output (the whole work tree is compared);
 #   - a failed run leaves no output and no temporary file.
@@ -12,6 +14,7 @@
 need_tool python3
 need_tool timeout
 seed=${ADVERSARIAL_SEED:-8}
+RUN_TIMEOUT=${ADVERSARIAL_TIMEOUT:-10}
 export SOURCE_DATE_EPOCH=1700000000
 make_key db
 
@@ -76,7 +79,7 @@ adv() {
     local rc=0 before after lines
     before=${LAST_SNAPSHOT:-$(snapshot)}
     [ -n "${ADVERSARIAL_DEBUG:-}" ] && echo "run: $*" >&2
-    (cd "$BOX" && TMPDIR=$BOX timeout -k 2 10 "$@" >"$WORK/.run.out" 2>"$WORK/.run.err") || rc=$?
+    (cd "$BOX" && TMPDIR=$BOX timeout -k 2 "$RUN_TIMEOUT" "$@" >"$WORK/.run.out" 2>"$WORK/.run.err") || rc=$?
     RUNS=$((RUNS + 1))
     KIND_RUNS[$kind]=$((${KIND_RUNS[$kind]:-0} + 1))
     local what="$kind/$name: ${*:1:2}"
