@@ -47,9 +47,9 @@ int rs_load_cert(const char *path, X509 **out, rs_error *err);
 char *rs_x509_name(const X509_NAME *name);
 /* Serial number in hex, caller frees with free(). */
 char *rs_asn1_int_hex(const ASN1_INTEGER *i);
-/* SHA-256 fingerprint of the DER certificate, lower-case hex. */
 /* SHA-256 of data, with the algorithm fetched once per process. */
 void rs_sha256(const void *data, size_t len, uint8_t out[32]);
+/* SHA-256 fingerprint of the DER certificate, lower-case hex. */
 void rs_x509_fingerprint(X509 *cert, char out[65]);
 /* Standard padded base64 of data; caller frees. NULL when out of memory. */
 char *rs_base64_encode(const uint8_t *data, size_t len);

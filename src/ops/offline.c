@@ -2,7 +2,6 @@
 
 #include <jansson.h>
 #include <openssl/evp.h>
-#include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -320,15 +319,11 @@ static X509 *parse_cert(const json_t *v, const rs_known_certs *known)
     return cert;
 }
 
-/* The known certificate with this SHA-256 (hex), or NULL. */
-static X509 *known_by_sha256(const char *hex, const rs_known_certs *known)
+/* The known certificate with this SHA-256, or NULL. */
+static X509 *known_by_sha256(const uint8_t want[32], const rs_known_certs *known)
 {
-    uint8_t want[32];
-
-    if (!hex || strlen(hex) != 64 || rs_unhex(hex, want, sizeof(want)) < 0)
-        return NULL;
-    for (size_t i = 0; known && i < known->n; i++)
-        if (memcmp(known->sha256[i], want, sizeof(want)) == 0 && X509_up_ref(known->certs[i]))
+    for (size_t i = 0; i < known->n; i++)
+        if (memcmp(known->sha256[i], want, 32) == 0 && X509_up_ref(known->certs[i]))
             return known->certs[i];
     return NULL;
 }
@@ -338,16 +333,19 @@ static X509 *known_by_sha256(const char *hex, const rs_known_certs *known)
 static int parse_request_cert(const json_t *doc, const rs_known_certs *known, X509 **cert, rs_error *err)
 {
     const json_t *der = json_object_get(doc, "certificate"), *sha = json_object_get(doc, "certificate_sha256");
+    const char *hex = json_string_value(sha);
+    uint8_t want[32];
 
     if (der && sha)
         return rs_fail(err, "the request has both certificate and certificate_sha256");
-    if (sha && !(known && known->n))
+    if (!sha)
+        return (*cert = parse_cert(der, known)) ? 0 : rs_fail(err, "certificate is not base64 DER X.509");
+    if (!known || !known->n)
         return rs_fail(err, "certificate_sha256: only the signing service reads a request without its certificate");
-    if (sha && !(*cert = known_by_sha256(json_string_value(sha), known)))
-        return rs_fail(err, "the service holds no key for the request's certificate (certificate_sha256 %.64s)",
-                       json_is_string(sha) ? json_string_value(sha) : "not a string");
-    if (!sha && !(*cert = parse_cert(der, known)))
-        return rs_fail(err, "certificate is not base64 DER X.509");
+    if (!hex || strlen(hex) != 64 || rs_unhex(hex, want, sizeof(want)) < 0)
+        return rs_fail(err, "certificate_sha256 is not a SHA-256 in hex");
+    if (!(*cert = known_by_sha256(want, known)))
+        return rs_fail(err, "the service holds no key for the request's certificate (certificate_sha256 %s)", hex);
     return 0;
 }
 
