@@ -143,6 +143,13 @@ s = socket.socket(socket.AF_UNIX); s.connect('$sock')
 m = b'{\"type\": \"nonsense\"}'; s.sendall(struct.pack('>I', len(m)) + m)
 n = struct.unpack('>I', s.recv(4))[0]; a = s.recv(n).decode()
 sys.stderr.write('reprosign: ' + a + '\n'); sys.exit(1 if 'not a reprosign offline-signing request' in a else 3)"
+refuses "a request naming its certificate by something that is not a SHA-256" "" python3 -c "
+import json, socket, struct, sys
+r = json.load(open('$WORK/file.req')); del r['certificate']; r['certificate_sha256'] = 'zz\\n' * 16
+m = json.dumps(r).encode()
+s = socket.socket(socket.AF_UNIX); s.connect('$sock'); s.sendall(struct.pack('>I', len(m)) + m)
+n = struct.unpack('>I', s.recv(4))[0]; a = s.recv(n).decode()
+sys.stderr.write('reprosign: ' + a + '\n'); sys.exit(1 if 'certificate_sha256 is not a SHA-256 in hex' in a else 3)"
 check "the log is unchanged by refusals" test "$(wc -l <"$WORK/log/entries.jsonl")" = $((total + 1))
 
 kill "$service_pid"; wait "$service_pid"
