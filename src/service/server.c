@@ -323,7 +323,7 @@ static int know_signers(rs_server *s, rs_error *err)
             continue;
         if (rs_known_certs_add(&s->known, s->o.signers[i]->cert, err) < 0)
             return -1;
-        rs_x509_fingerprint(s->o.signers[i]->cert, s->fingerprints[i]);
+        rs_hex(s->known.sha256[s->known.n - 1], 32, s->fingerprints[i]);
     }
     return 0;
 }
