@@ -6,6 +6,7 @@
 #                              made with the fuzzers' test key
 #   OUTDIR/fuzz_offline/       offline-signing requests for the miniatures,
 #                              as files and in the socket's form
+#   OUTDIR/fuzz_frames/        those requests framed as on the socket
 #   OUTDIR/fuzz_files_json/    files.json in each of Debian's three shapes
 #   OUTDIR/fuzz_deb/           small real .debs, tiny ones dpkg-deb builds
 #                              with each compression, hand-made hostile ones
@@ -789,6 +790,18 @@ for path in sorted(glob.glob(f"{sys.argv[1]}/*.json")):
     r["certificate_sha256"] = hashlib.sha256(base64.b64decode(r.pop("certificate"))).hexdigest()
     r.pop("chain", None)
     open(path[:-5] + ".wire.json", "w").write(json.dumps(r, separators=(",", ":")))
+PY
+# The socket's frames: one request, two back to back, a cut one.
+mkdir -p "$out/fuzz_frames"
+python3 - "$req" "$out/fuzz_frames" <<'PY'
+import glob, struct, sys
+reqs = [open(p, "rb").read() for p in sorted(glob.glob(f"{sys.argv[1]}/*.wire.json"))][:2]
+frame = lambda m: struct.pack(">I", len(m)) + m
+if reqs:
+    open(f"{sys.argv[2]}/one", "wb").write(frame(reqs[0]))
+    open(f"{sys.argv[2]}/two", "wb").write(b"".join(frame(m) for m in reqs))
+    open(f"{sys.argv[2]}/cut", "wb").write(frame(reqs[0])[:-7])
+open(f"{sys.argv[2]}/empty-length", "wb").write(bytes(4))
 PY
 
 echo "make-seeds: $(summary)in $out (largest PE seed $(wc -c "$pe"/* | sort -n | tail -2 | head -1 | awk '{print $1}') bytes)"
