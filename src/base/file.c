@@ -485,6 +485,28 @@ int rs_sync_filesystem(const char *path, rs_error *err)
     return 0;
 }
 
+/* A POSIX record lock, not flock(): a child that posix_spawn() starts has a
+ * copy of every descriptor until it execs, and a flock() would stay held
+ * through that copy if this process were killed meanwhile. A record lock
+ * belongs to the process and is gone the moment it dies. */
+int rs_lock_file(const char *path, int *fd, bool *busy, rs_error *err)
+{
+    struct flock whole = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+    int e;
+
+    *busy = false;
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (*fd < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    if (fcntl(*fd, F_SETLK, &whole) == 0)
+        return 0;
+    e = errno;
+    close(*fd);
+    *fd = -1;
+    *busy = e == EACCES || e == EAGAIN;
+    return rs_fail(err, "%s: %s", path, *busy ? "locked by another process" : strerror(e));
+}
+
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)
 {
     _cleanup_output_ rs_output out = { .fd = -1 };

@@ -86,6 +86,12 @@ int rs_write_new_file(const char *path, const void *data, size_t len, mode_t mod
  * file, before a batch of renames makes many outputs visible. */
 int rs_sync_filesystem(const char *path, rs_error *err);
 
+/* Takes an exclusive lock on path (created 0600 if missing), held while
+ * *fd stays open and never longer than this process lives. On failure
+ * *busy says whether another process holds it. The file must not be opened
+ * a second time in this process: closing that descriptor drops the lock. */
+int rs_lock_file(const char *path, int *fd, bool *busy, rs_error *err);
+
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
 

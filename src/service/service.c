@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -107,13 +106,9 @@ static int take_lock(rs_service *s, bool *busy, rs_error *err)
 
     if (!path)
         return rs_fail(err, "out of memory");
-    s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (s->lock_fd < 0)
-        return rs_fail(err, "%s: %s", path, strerror(errno));
-    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) == 0)
+    if (rs_lock_file(path, &s->lock_fd, busy, err) == 0)
         return 0;
-    *busy = errno == EWOULDBLOCK;
-    return rs_fail(err, "%s: %s", s->dir, *busy ? "a service is already running on this state" : strerror(errno));
+    return *busy ? rs_fail(err, "%s: a service is already running on this state", s->dir) : -1;
 }
 
 int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, void *note_ctx, rs_service **out,
