@@ -19,6 +19,30 @@ check "an uninterrupted pass" svc run --state "$WORK/ref-state" --once
 span_ms=$(( ($(date +%s%N) - start) / 1000000 + 50 ))
 echo "# a pass takes ~${span_ms} ms"
 
+# One service per state: a second is refused while the first runs, and a
+# killed one leaves the state free at once. The lock is queried (F_GETLK)
+# rather than tried, so the query cannot steal it from the starting service.
+lock_held() {
+    python3 - "$1/lock" <<'PY'
+import fcntl, os, struct, sys
+try:
+    fd = os.open(sys.argv[1], os.O_RDWR)
+except FileNotFoundError:
+    sys.exit(1)
+lk = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 0, 0))
+sys.exit(0 if struct.unpack('hhqqi', lk)[0] != fcntl.F_UNLCK else 1)
+PY
+}
+"$REPROSIGN" service run --state "$WORK/ref-state" >"$WORK/daemon.log" 2>&1 &
+daemon=$!
+for _ in $(seq 100); do lock_held "$WORK/ref-state" && break; sleep 0.1; done
+refuses "a second service on a running state is refused" "" svc run --state "$WORK/ref-state" --once
+grep -q "a service is already running on this state" "$WORK/.err" ||
+    fail "the refusal says why: $(cat "$WORK/.err")"
+kill -9 "$daemon"; wait "$daemon" 2>/dev/null
+check "once the running service is killed, the next run takes the state at once" \
+    svc run --state "$WORK/ref-state" --once
+
 check_done() {  # check_done TRIAL NAME
     local t=$1 name=$2 state=$WORK/$2-state out=$WORK/$2-out log=$WORK/$2-log
     python3 - "$state" "$out" "$log" "$id1" "$id2" "$REPROSIGN" <<'PY'
