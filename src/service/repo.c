@@ -332,15 +332,6 @@ int rs_packages_find(const char *text, size_t len, const char *package, const ch
 
 /* ---- the repository ---- */
 
-static int sha256_of(const uint8_t *data, size_t len, uint8_t out[32], rs_error *err)
-{
-    unsigned n = 0;
-
-    if (!EVP_Digest(data, len, out, &n, EVP_sha256(), NULL))
-        return rs_fail_ssl(err, "SHA-256");
-    return 0;
-}
-
 static int read_release(const rs_repo *r, const char *suite, rs_release_file **files, size_t *n, rs_error *err)
 {
     _cleanup_free_ char *path = NULL, *sig_path = NULL;
@@ -370,8 +361,7 @@ static int read_index(const rs_repo *r, const char *suite, const rs_release_file
         return rs_fail(err, "out of memory");
     if (f->size > MAX_PACKAGES || rs_read_file(path, MAX_PACKAGES, out, err) < 0)
         return rs_error_prefix(err, "%s", path);
-    if (sha256_of(out->data, out->len, got, err) < 0)
-        return -1;
+    rs_sha256(out->data, out->len, got);
     if (out->len != f->size || memcmp(got, f->sha256, 32) != 0)
         return rs_fail(err, "%s: does not match the size and SHA-256 its Release file lists", path);
     return 0;
