@@ -232,8 +232,9 @@ int rs_client_send(rs_client *c, const rs_offline_request *r, rs_error *err)
         return 0;
     }
     /* A refused client is told why before the service closes: that
-     * answer says more than the failed send. */
-    if (read_answer(c, &ignored, NULL, &refused, err) < 0 && !refused)
+     * answer says more than the failed send. Anything else read here (an
+     * error, or the answer to an earlier request) does not. */
+    if (read_answer(c, &ignored, NULL, &refused, err) == 0 || !refused)
         *err = send_err;
     rs_bytes_free(&ignored);
     return -1;
