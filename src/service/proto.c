@@ -133,6 +133,51 @@ void rs_frame_reader_free(rs_frame_reader *r)
     r->start = 0;
 }
 
+static char *dump(json_t *doc)
+{
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+
+    json_decref(doc);
+    return text;
+}
+
+char *rs_answer_signed(const rs_bytes *sig, uint64_t log_index)
+{
+    _cleanup_free_ char *b64 = rs_base64_encode(sig->data, sig->len);
+
+    return b64 ? dump(json_pack("{s:b, s:s, s:I}", "ok", 1, "signature", b64, "log_index", (json_int_t)log_index))
+               : NULL;
+}
+
+char *rs_answer_refused(const char *why)
+{
+    return dump(json_pack("{s:b, s:s}", "ok", 0, "error", why));
+}
+
+int rs_answer_read(const char *msg, size_t len, rs_bytes *sig, uint64_t *log_index, bool *refused, rs_error *err)
+{
+    json_auto_t *doc = json_loadb(msg, len, JSON_REJECT_DUPLICATES, NULL);
+    const char *b64;
+
+    *refused = false;
+    if (!json_is_object(doc))
+        return rs_fail(err, "the service sent an answer that is not JSON");
+    if (!json_is_true(json_object_get(doc, "ok"))) {
+        const char *why = json_string_value(json_object_get(doc, "error"));
+
+        *refused = true;
+        return rs_fail(err, "%s", why ? why : "refused, with no reason given");
+    }
+    if (log_index)
+        *log_index = (uint64_t)json_integer_value(json_object_get(doc, "log_index"));
+    b64 = json_string_value(json_object_get(doc, "signature"));
+    if (!b64 || !*b64)
+        return rs_fail(err, "the service sent no signature");
+    if (rs_base64_decode(b64, 12288, sig, err) < 0)
+        return rs_fail(err, "the service sent a signature that is not base64");
+    return 0;
+}
+
 int rs_client_connect(const char *path, int *fd, rs_error *err)
 {
     struct sockaddr_un addr = { .sun_family = AF_UNIX };
@@ -146,15 +191,6 @@ int rs_client_connect(const char *path, int *fd, rs_error *err)
     if (connect(s, (struct sockaddr *)&addr, sizeof(addr)) < 0)
         return rs_fail(err, "cannot connect: %s", strerror(errno));
     *fd = TAKE_FD(s);
-    return 0;
-}
-
-static int decode_signature(const char *b64, rs_bytes *sig, rs_error *err)
-{
-    if (!b64 || !*b64)
-        return rs_fail(err, "the service sent no signature");
-    if (rs_base64_decode(b64, 12288, sig, err) < 0)
-        return rs_fail(err, "the service sent a signature that is not base64");
     return 0;
 }
 
@@ -190,7 +226,6 @@ static int remember_cert(rs_client *c, X509 *cert, rs_error *err)
 
 static int read_answer(rs_client *c, rs_bytes *sig, uint64_t *log_index, bool *refused, rs_error *err)
 {
-    json_auto_t *doc = NULL;
     const char *msg;
     size_t len;
     bool eof;
@@ -204,18 +239,7 @@ static int read_answer(rs_client *c, rs_bytes *sig, uint64_t *log_index, bool *r
         return rs_fail(err, "the service sent more answers than requests");
     if (c->in_flight)
         c->in_flight--;
-    doc = json_loadb(msg, len, JSON_REJECT_DUPLICATES, NULL);
-    if (!json_is_object(doc))
-        return rs_fail(err, "the service sent an answer that is not JSON");
-    if (!json_is_true(json_object_get(doc, "ok"))) {
-        const char *why = json_string_value(json_object_get(doc, "error"));
-
-        *refused = true;
-        return rs_fail(err, "%s", why ? why : "refused, with no reason given");
-    }
-    if (log_index)
-        *log_index = (uint64_t)json_integer_value(json_object_get(doc, "log_index"));
-    return decode_signature(json_string_value(json_object_get(doc, "signature")), sig, err);
+    return rs_answer_read(msg, len, sig, log_index, refused, err);
 }
 
 int rs_client_send(rs_client *c, const rs_offline_request *r, rs_error *err)

@@ -34,6 +34,16 @@ int rs_frame_next(rs_frame_reader *r, const char **msg, size_t *len, bool *eof, 
 size_t rs_frame_pending(const rs_frame_reader *r);
 void rs_frame_reader_free(rs_frame_reader *r);
 
+/* ---- answers ---- */
+
+/* The service's answer for a signature value and its log index, or for a
+ * refusal: compact JSON text, NULL when out of memory. */
+char *rs_answer_signed(const rs_bytes *sig, uint64_t log_index);
+char *rs_answer_refused(const char *why);
+/* Reads an answer into the signature value and log index (which may be
+ * NULL); a refusal fails with its reason and sets *refused. */
+int rs_answer_read(const char *msg, size_t len, rs_bytes *sig, uint64_t *log_index, bool *refused, rs_error *err);
+
 /* ---- the client side ---- */
 
 /* One connection to the service. Requests may be sent ahead of their

@@ -68,19 +68,14 @@ static bool allowed(const rs_service_config *c, const struct ucred *cred)
     return false;
 }
 
-static int answer(int fd, json_t *doc, rs_error *err)
+/* Takes text, an answer from proto.h. */
+static int answer(int fd, char *text, rs_error *err)
 {
-    _cleanup_free_ char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    _cleanup_free_ char *owned = text;
 
-    json_decref(doc);
-    if (!text)
+    if (!owned)
         return rs_fail(err, "out of memory");
-    return rs_frame_write(fd, text, strlen(text), err);
-}
-
-static int answer_error(int fd, const char *why, rs_error *err)
-{
-    return answer(fd, json_pack("{s:b, s:s}", "ok", 0, "error", why), err);
+    return rs_frame_write(fd, owned, strlen(owned), err);
 }
 
 /* The index of the signer for the certificate, or -1. */
@@ -106,22 +101,16 @@ static json_t *log_entry(const client *c, const rs_offline_request *r, const cha
                      (json_int_t)(r->opts.signing_time ? r->opts.time : time(NULL)));
 }
 
-static json_t *b64(const rs_bytes *b)
-{
-    _cleanup_free_ char *text = rs_base64_encode(b->data, b->len);
-
-    return text ? json_string(text) : NULL;
-}
-
-/* Signs one request; the value leaves only once its log entry is on disk. */
-static json_t *serve_request(client *c, const char *msg, size_t len, rs_error *err)
+/* Signs one request and returns the answer; the value leaves only once
+ * its log entry is on disk. NULL: refused, for the reason in err. */
+static char *serve_request(client *c, const char *msg, size_t len, rs_error *err)
 {
     rs_server *s = c->server;
     rs_offline_request r = { 0 };
     _cleanup_bytes_ rs_bytes sig = { 0 };
     json_auto_t *entry = NULL;
     uint64_t index = 0;
-    json_t *doc = NULL;
+    char *text = NULL;
     ssize_t i;
 
     if (rs_offline_request_read_known(msg, len, &s->known, &r, err) < 0)
@@ -131,10 +120,11 @@ static json_t *serve_request(client *c, const char *msg, size_t len, rs_error *e
     else if (rs_offline_sign(&r, s->o.signers[i], &sig, err) == 0 &&
              !(entry = log_entry(c, &r, s->fingerprints[i], &sig)))
         rs_fail(err, "out of memory");
-    if (entry && rs_translog_append(s->o.log, &entry, 1, &index, err) == 0)
-        doc = json_pack("{s:b, s:o, s:I}", "ok", 1, "signature", b64(&sig), "log_index", (json_int_t)index);
+    if (entry && rs_translog_append(s->o.log, &entry, 1, &index, err) == 0 &&
+        !(text = rs_answer_signed(&sig, index)))
+        rs_fail(err, "out of memory");
     rs_offline_request_free(&r);
-    return doc;
+    return text;
 }
 
 static void serve_client(client *c)
@@ -146,14 +136,16 @@ static void serve_client(client *c)
     for (;;) {
         const char *msg;
         size_t len;
-        json_t *doc;
+        char *text;
 
         if (rs_frame_next(&rd, &msg, &len, &eof, &err) < 0 || eof)
             break;
         err.msg[0] = '\0';
-        if (!(doc = serve_request(c, msg, len, &err)))
+        if (!(text = serve_request(c, msg, len, &err))) {
             note(c->server, "socket: uid %u pid %d: refused: %s", (unsigned)c->cred.uid, (int)c->cred.pid, err.msg);
-        if ((doc ? answer(c->fd, doc, &err) : answer_error(c->fd, err.msg, &err)) < 0)
+            text = rs_answer_refused(err.msg);
+        }
+        if (answer(c->fd, text, &err) < 0)
             break;
     }
 }
@@ -199,7 +191,7 @@ static void refuse(rs_server *s, int fd, const char *why)
 {
     rs_error err;
 
-    answer_error(fd, why, &err);
+    answer(fd, rs_answer_refused(why), &err);
     close(fd);
 }
 

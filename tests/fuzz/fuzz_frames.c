@@ -2,7 +2,8 @@
  * through a real socket until the client's end closes. Every frame it
  * returns must lie within the bytes that were sent, in order and whole
  * (length prefix, then body), and the walk must end in end-of-stream or
- * one error, never loop. */
+ * one error, never loop. Each frame is also read as an answer, as a client
+ * reads what comes back: a value, or one error with its reason. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,18 @@ static void bug(const char *what)
 {
     (void)!write(2, what, strlen(what));
     abort();
+}
+
+static void read_as_answer(const char *msg, size_t len)
+{
+    rs_bytes sig = { 0 };
+    uint64_t index;
+    bool refused;
+    rs_error err = { "" };
+
+    if (rs_answer_read(msg, len, &sig, &index, &refused, &err) < 0 ? !err.msg[0] || sig.len : !sig.len || refused)
+        bug("an answer read without a value or without a reason\n");
+    rs_bytes_free(&sig);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -54,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             memcmp(msg, data + offset + 4, len) != 0)
             bug("a frame that is not the bytes sent\n");
         offset += 4 + len;
+        read_as_answer(msg, len);
     }
     close(sv[0]);
     rs_frame_reader_free(&rd);

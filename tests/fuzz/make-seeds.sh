@@ -791,10 +791,11 @@ for path in sorted(glob.glob(f"{sys.argv[1]}/*.json")):
     r.pop("chain", None)
     open(path[:-5] + ".wire.json", "w").write(json.dumps(r, separators=(",", ":")))
 PY
-# The socket's frames: one request, two back to back, a cut one.
+# The socket's frames: one request, two back to back, a cut one; the
+# service's answers, a signature value and a refusal.
 mkdir -p "$out/fuzz_frames"
 python3 - "$req" "$out/fuzz_frames" <<'PY'
-import glob, struct, sys
+import base64, glob, json, struct, sys
 reqs = [open(p, "rb").read() for p in sorted(glob.glob(f"{sys.argv[1]}/*.wire.json"))][:2]
 frame = lambda m: struct.pack(">I", len(m)) + m
 if reqs:
@@ -802,6 +803,10 @@ if reqs:
     open(f"{sys.argv[2]}/two", "wb").write(b"".join(frame(m) for m in reqs))
     open(f"{sys.argv[2]}/cut", "wb").write(frame(reqs[0])[:-7])
 open(f"{sys.argv[2]}/empty-length", "wb").write(bytes(4))
+value = base64.b64encode(bytes(range(256))).decode()
+open(f"{sys.argv[2]}/answers", "wb").write(
+    frame(json.dumps({"ok": True, "signature": value, "log_index": 41}, separators=(",", ":")).encode())
+    + frame(b'{"ok":false,"error":"uid 1000 (gid 1000) is not allowed to use this signing socket"}'))
 PY
 
 echo "make-seeds: $(summary)in $out (largest PE seed $(wc -c "$pe"/* | sort -n | tail -2 | head -1 | awk '{print $1}') bytes)"

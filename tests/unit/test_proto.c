@@ -1,7 +1,8 @@
 /* The socket's frame reader over a real socketpair: frames that arrive
  * together, one byte at a time, or larger than its first read; a peer that
  * closes between frames or inside one; lengths that are zero or over the
- * limit. */
+ * limit. Then the answers: what the service writes reads back, and what
+ * is not an answer is refused with a reason. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,44 @@ static void refused(const char *name, const uint8_t *bytes, size_t n, const char
     rs_bytes_free(&wire);
 }
 
+static void answers_round_trip(void)
+{
+    uint8_t value[256];
+    rs_bytes sig = { .data = value, .len = sizeof(value) }, back = { 0 };
+    uint64_t index = 0;
+    bool refused = true;
+    rs_error err = { "" };
+    char *text;
+
+    for (size_t i = 0; i < sizeof(value); i++)
+        value[i] = (uint8_t)(i * 7 + 1);
+    CHECK((text = rs_answer_signed(&sig, 123456789012ULL)) != NULL);
+    CHECK(text && rs_answer_read(text, strlen(text), &back, &index, &refused, &err) == 0);
+    CHECK(!refused && index == 123456789012ULL && back.len == sizeof(value) && !memcmp(back.data, value, back.len));
+    free(text);
+    rs_bytes_free(&back);
+
+    CHECK((text = rs_answer_refused("uid 7 is not \"allowed\"")) != NULL);
+    CHECK(text && rs_answer_read(text, strlen(text), &back, NULL, &refused, &err) == -1);
+    CHECK(refused && !strcmp(err.msg, "uid 7 is not \"allowed\"") && back.len == 0);
+    free(text);
+}
+
+static void not_an_answer(const char *text, bool is_refusal, const char *says)
+{
+    rs_bytes sig = { 0 };
+    bool refused = !is_refusal;
+    rs_error err = { "" };
+
+    if (rs_answer_read(text, strlen(text), &sig, NULL, &refused, &err) != -1 || refused != is_refusal ||
+        !strstr(err.msg, says)) {
+        fprintf(stderr, "%s: got \"%s\"\n", text, err.msg);
+        CHECK(!"not an answer");
+    }
+    CHECK(sig.len == 0);
+    rs_bytes_free(&sig);
+}
+
 int main(void)
 {
     static const uint8_t zero[] = { 0, 0, 0, 0 }, huge[] = { 0, 0x10, 0, 1, 'x' }, cut[] = { 0, 0, 0, 9, 'a', 'b' },
@@ -106,5 +145,14 @@ int main(void)
     refused("over the limit", huge, sizeof(huge), "a message of 1048577 bytes");
     refused("closed inside the body", cut, sizeof(cut), "closed in the middle of a message");
     refused("closed inside the length", half_header, sizeof(half_header), "closed in the middle of a message");
+    answers_round_trip();
+    not_an_answer("", false, "not JSON");
+    not_an_answer("[1]", false, "not JSON");
+    not_an_answer("{\"ok\":true}", false, "no signature");
+    not_an_answer("{\"ok\":true,\"signature\":\"\"}", false, "no signature");
+    not_an_answer("{\"ok\":true,\"signature\":\"%%%\"}", false, "not base64");
+    not_an_answer("{\"ok\":true,\"ok\":true,\"signature\":\"AAAA\"}", false, "not JSON");
+    not_an_answer("{\"ok\":false}", true, "refused, with no reason given");
+    not_an_answer("{\"ok\":1,\"signature\":\"AAAA\"}", true, "refused, with no reason given");
     return harness_finish("test_proto");
 }
