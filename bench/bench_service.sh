@@ -10,7 +10,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 reprosign=$build/reprosign
 helper=$build/bench_service_sign
 file=$src/build/fixtures/root/shim-unsigned/usr/lib/shim/fbx64.efi
-for h in "$helper" "$build/bench_service_parts"; do
+for h in "$helper" "$build/bench_service_parts" "$build/bench_roundtrip"; do
     [ -x "$h" ] || { echo "build $h first" >&2; exit 1; }
 done
 [ -f "$file" ] || { echo "run the tests once to fetch the shim fixtures" >&2; exit 1; }
@@ -58,6 +58,8 @@ done
 
 # What the rows above cannot show: each step of one request alone, on one
 # thread with no socket, against the steps of one batch signature. The
-# gap between that share and the 8-client row is the round trips' cost.
+# gap between that share and the 8-client row is the round trips' cost,
+# and the last line is what one round trip costs on this machine.
 echo
 "$build/bench_service_parts" "$work/k.pem" "$work/c.pem" "$file" "$work/parts-log"
+"$build/bench_roundtrip"
