@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <libgen.h>
+#include <linux/openat2.h>
 #include <openssl/evp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
@@ -184,6 +186,62 @@ int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md
         len -= n;
     }
     return 0;
+}
+
+static int refuse_open(int e, const char *dir_name, rs_error *err)
+{
+    if (e == EXDEV)
+        return rs_fail(err, "leads outside %s (through \"..\" or a symbolic link)", dir_name);
+    if (e == ELOOP)
+        return rs_fail(err, "goes through a symbolic link");
+    return rs_fail(err, "cannot open: %s", strerror(e));
+}
+
+int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, int *fd, rs_error *err)
+{
+    _cleanup_free_ char *copy = strdup(rel);
+    char *save = NULL, *comp, *next;
+    int cur = dir, e = 0;
+
+    if (!copy)
+        return rs_fail(err, "out of memory");
+    for (comp = strtok_r(copy, "/", &save); comp; comp = next) {
+        int f;
+
+        next = strtok_r(NULL, "/", &save);
+        if (!strcmp(comp, ".."))
+            e = EXDEV;
+        else if (strcmp(comp, ".") == 0 && next)
+            continue;
+        else if ((f = openat(cur, comp, O_CLOEXEC | O_NOFOLLOW | (next ? O_PATH | O_DIRECTORY : O_RDONLY | O_NOCTTY))) < 0)
+            e = errno == ENOTDIR && next ? ELOOP : errno;
+        if (cur != dir)
+            close(cur);
+        if (e)
+            return refuse_open(e, dir_name, err);
+        cur = f;
+    }
+    if (cur == dir)
+        return refuse_open(EISDIR, dir_name, err);
+    *fd = cur;
+    return 0;
+}
+
+int rs_open_beneath(int dir, const char *dir_name, const char *rel, bool no_symlinks, int *fd, rs_error *err)
+{
+    struct open_how how = {
+        .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (no_symlinks ? RESOLVE_NO_SYMLINKS : 0),
+    };
+    long f = syscall(SYS_openat2, dir, rel, &how, sizeof(how));
+
+    if (f >= 0) {
+        *fd = (int)f;
+        return 0;
+    }
+    if (errno == ENOSYS || errno == EPERM)
+        return rs_open_beneath_walk(dir, dir_name, rel, fd, err);
+    return refuse_open(errno, dir_name, err);
 }
 
 int rs_read_file(const char *path, size_t max, rs_bytes *out, rs_error *err)

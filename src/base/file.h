@@ -92,6 +92,17 @@ int rs_sync_filesystem(const char *path, rs_error *err);
  * a second time in this process: closing that descriptor drops the lock. */
 int rs_lock_file(const char *path, int *fd, bool *busy, rs_error *err);
 
+/* Opens rel, below the directory dir (named dir_name in errors), for
+ * reading. A path that leaves dir (through "..", an absolute symlink or one
+ * that climbs out) is refused, and with no_symlinks any symlink on the way
+ * is: a path resolved earlier has none, so one found now was put there
+ * since. The error says which. */
+int rs_open_beneath(int dir, const char *dir_name, const char *rel, bool no_symlinks, int *fd, rs_error *err);
+/* What it falls back to without openat2 (Linux before 5.6, or a sandbox
+ * that filters it): one component at a time, refusing ".." and every
+ * symlink, which is stricter. */
+int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, int *fd, rs_error *err);
+
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
 

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "base/bytes.h"
 #include "base/cleanup.h"
+#include "base/file.h"
 #include "pipeline/files_json.h"
 
 #define MAX_SYMLINK_HOPS 40
@@ -92,8 +94,11 @@ void rs_pkgtree_free(rs_pkgtree *t)
     free(t->name);
     free(t->version);
     free(t->origin);
+    if (t->root_fd >= 0)
+        close(t->root_fd);
     rs_deb_index_free(&t->index);
     memset(t, 0, sizeof(*t));
+    t->root_fd = -1;
 }
 
 int rs_pkgtree_stream(rs_pkgtree *t, rs_deb_want want, rs_deb_take take, void *ctx, rs_error *err)
@@ -143,24 +148,22 @@ static int lookup_deb(rs_pkgtree *t, const char *name, rs_node_type *type, char 
 
 static int lookup_dir(rs_pkgtree *t, const char *name, rs_node_type *type, char **link, rs_error *err)
 {
-    _cleanup_free_ char *path = NULL;
     char target[PATH_MAX];
     struct stat st;
     ssize_t n;
 
-    if (asprintf(&path, "%s/%s", t->origin, name) < 0)
-        return rs_fail(err, "out of memory");
-    if (lstat(path, &st) < 0)
-        return errno == ENOENT || errno == ENOTDIR ? 1 : rs_fail(err, "%s: %s", path, strerror(errno));
+    /* name has no symlinks above its last component: the walk resolved them. */
+    if (fstatat(t->root_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT || errno == ENOTDIR ? 1 : rs_fail(err, "%s/%s: %s", t->origin, name, strerror(errno));
     if (S_ISREG(st.st_mode))
         *type = RS_NODE_FILE;
     else if (S_ISDIR(st.st_mode))
         *type = RS_NODE_DIR;
     else if (S_ISLNK(st.st_mode)) {
         *type = RS_NODE_SYMLINK;
-        n = readlink(path, target, sizeof(target) - 1);
+        n = readlinkat(t->root_fd, name, target, sizeof(target) - 1);
         if (n < 0)
-            return rs_fail(err, "%s: %s", path, strerror(errno));
+            return rs_fail(err, "%s/%s: %s", t->origin, name, strerror(errno));
         target[n] = '\0';
         if (!(*link = strdup(target)))
             return rs_fail(err, "out of memory");
@@ -286,6 +289,15 @@ int rs_pkgtree_resolve(rs_pkgtree *t, const char *path, char **resolved, rs_erro
     return *resolved ? 0 : rs_fail(err, "out of memory");
 }
 
+int rs_pkgtree_open(const rs_pkgtree *t, const char *resolved, int *fd, rs_error *err)
+{
+    if (t->is_deb)
+        return rs_fail(err, "internal error: a .deb is read as a stream");
+    if (rs_open_beneath(t->root_fd, t->origin, resolved, true, fd, err) < 0)
+        return rs_error_prefix(err, "%s/%s: changed since it was resolved", t->origin, resolved);
+    return 0;
+}
+
 void rs_pkgset_free(rs_pkgset *s)
 {
     for (size_t i = 0; i < s->count; i++)
@@ -309,7 +321,7 @@ static int add_tree(rs_pkgset *s, rs_pkgtree *t, rs_error *err)
 
 static int scan_entry(rs_pkgset *s, const char *dir, const char *name, rs_error *err)
 {
-    rs_pkgtree t = { 0 };
+    rs_pkgtree t = { .root_fd = -1 };
     rs_deb_control c;
     struct stat st;
     size_t n = strlen(name);
@@ -333,8 +345,16 @@ static int scan_entry(rs_pkgset *s, const char *dir, const char *name, rs_error 
         return add_tree(s, &t, err);
     }
     if (S_ISDIR(st.st_mode) && rs_valid_package_name(name)) {
-        t.name = strdup(name);
-        return t.name ? add_tree(s, &t, err) : rs_fail(err, "out of memory");
+        if ((t.root_fd = open(t.origin, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+            rs_fail(err, "%s: %s", t.origin, strerror(errno));
+            rs_pkgtree_free(&t);
+            return -1;
+        }
+        if (!(t.name = strdup(name))) {
+            rs_pkgtree_free(&t);
+            return rs_fail(err, "out of memory");
+        }
+        return add_tree(s, &t, err);
     }
     rs_pkgtree_free(&t);
     return 0;

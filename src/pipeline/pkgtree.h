@@ -13,6 +13,8 @@ typedef struct rs_pkgtree {
     char *name;
     char *version;        /* NULL when unknown (an unpacked root without DEBIAN/control) */
     char *origin;         /* the .deb or the directory */
+    int root_fd;          /* the directory, opened once: every lookup and open is made
+                             beneath it, so the tree cannot be moved mid-run (-1 for a .deb) */
     bool is_deb;
     bool indexed;
     rs_deb_index index;   /* .deb only, read on first resolve */
@@ -24,6 +26,9 @@ void rs_pkgtree_free(rs_pkgtree *t);
 
 /* Resolves `path` to the name of a regular file inside the package. */
 int rs_pkgtree_resolve(rs_pkgtree *t, const char *path, char **resolved, rs_error *err);
+/* Opens a resolved name of an unpacked root for reading. A symlink found
+ * on the way now was not there when it was resolved, and is refused. */
+int rs_pkgtree_open(const rs_pkgtree *t, const char *resolved, int *fd, rs_error *err);
 
 /* For a .deb: streams the wanted regular files of its data.tar (see
  * rs_deb_stream), and lists the package's entries on the same walk when

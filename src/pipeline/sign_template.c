@@ -226,12 +226,13 @@ static int digest_from_dir(void *ctx, size_t i, rs_error *err)
     item *it = &j->items[i];
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     _cleanup_free_ char *path = NULL;
+    int fd;
 
     if (it->tree->is_deb)
         return 0;
     if (asprintf(&path, "%s/%s", it->tree->origin, it->resolved) < 0)
         return rs_fail(err, "out of memory");
-    if (rs_image_open(&img, path, err) < 0)
+    if (rs_pkgtree_open(it->tree, it->resolved, &fd, err) < 0 || rs_image_open_fd(&img, fd, path, err) < 0)
         return rs_error_prefix(err, "package %s", it->pkg->name);
     return digest_image(j, it, &img, err);
 }

@@ -1,0 +1,165 @@
+/* Opening a file below a directory: through openat2 and through the
+ * component walk used without it, a path is opened when it stays below
+ * the directory and refused, saying why, when it leaves it or (where asked)
+ * goes through a symlink. Then the package tree: a directory swapped for a
+ * symlink after a path was resolved cannot make sign-template read a file
+ * outside the package. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "harness.h"
+#include "pipeline/pkgtree.h"
+
+static char top[] = "/tmp/reprosign-beneath.XXXXXX";
+
+static void make(const char *rel, const char *content)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", top, rel);
+    if (!(f = fopen(path, "w")) || fputs(content, f) < 0 || fclose(f) != 0)
+        abort();
+}
+
+static void dir(const char *rel)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s", top, rel);
+    if (mkdir(path, 0755) < 0)
+        abort();
+}
+
+static void link_at(const char *target, const char *rel)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s", top, rel);
+    if (symlink(target, path) < 0)
+        abort();
+}
+
+/* The first bytes of what opening rel gives, or the error. */
+static void opens(int root, const char *rel, bool no_symlinks, bool walk, const char *want)
+{
+    char got[128] = "";
+    rs_error err = { "" };
+    int fd = -1;
+    int rc = walk ? rs_open_beneath_walk(root, "the root", rel, &fd, &err)
+                  : rs_open_beneath(root, "the root", rel, no_symlinks, &fd, &err);
+
+    if (rc == 0) {
+        ssize_t n = read(fd, got, sizeof(got) - 1);
+
+        got[n > 0 ? n : 0] = '\0';
+        close(fd);
+    } else {
+        snprintf(got, sizeof(got), "%.120s", err.msg);
+    }
+    if (!strstr(got, want)) {
+        fprintf(stderr, "%s (%s): wanted \"%s\", got \"%s\"\n", rel, walk ? "walk" : no_symlinks ? "no symlinks" : "beneath",
+                want, got);
+        CHECK(!"opens as expected");
+    }
+}
+
+static void beneath(int root, bool walk)
+{
+    opens(root, "a/b/file", true, walk, "inside");
+    opens(root, "a/./b/file", true, walk, "inside");
+    opens(root, "../outside/secret", false, walk, "leads outside the root");
+    opens(root, "a/missing", false, walk, "No such file");
+    if (walk) {
+        /* Stricter: no symlink at all, and no "..". */
+        opens(root, "in/b/file", false, true, "symbolic link");
+        opens(root, "a/../a/b/file", false, true, "leads outside the root");
+        opens(root, "a/b/filelink", false, true, "symbolic link");
+        return;
+    }
+    opens(root, "in/b/file", false, false, "inside");
+    opens(root, "in/b/file", true, false, "symbolic link");
+    opens(root, "a/b/filelink", false, false, "inside");
+    opens(root, "a/b/filelink", true, false, "symbolic link");
+    opens(root, "a/../a/b/file", false, false, "inside");
+    opens(root, "out/secret", false, false, "leads outside the root");
+    opens(root, "abs/secret", false, false, "leads outside the root");
+    opens(root, "a/up/outside/secret", false, false, "leads outside the root");
+}
+
+/* Resolved while usr/lib was a directory; swapped for a symlink to a
+ * directory outside the package before the file is opened. */
+static void swapped_after_resolving(void)
+{
+    char pkgs[600], outside[600], lib[600];
+    rs_pkgset set;
+    rs_pkgtree *tree = NULL;
+    char *resolved = NULL;
+    rs_error err = { "" };
+    int fd = -1;
+
+    dir("pkgs");
+    dir("pkgs/demo");
+    dir("pkgs/demo/usr");
+    dir("pkgs/demo/usr/lib");
+    make("pkgs/demo/usr/lib/loader.efi", "package bytes");
+    dir("elsewhere");
+    make("elsewhere/loader.efi", "bytes from elsewhere");
+    snprintf(pkgs, sizeof(pkgs), "%s/pkgs", top);
+    snprintf(outside, sizeof(outside), "%s/elsewhere", top);
+    snprintf(lib, sizeof(lib), "%s/pkgs/demo/usr/lib", top);
+
+    CHECK(rs_pkgset_scan(pkgs, &set, &err) == 0);
+    CHECK(rs_pkgset_choose(&set, "demo", NULL, &tree, &err) == 0);
+    CHECK(tree && rs_pkgtree_resolve(tree, "usr/lib/loader.efi", &resolved, &err) == 0);
+    CHECK(resolved && !strcmp(resolved, "usr/lib/loader.efi"));
+    if (resolved) {
+        char moved[700];
+
+        snprintf(moved, sizeof(moved), "%s.moved", lib);
+        CHECK(rename(lib, moved) == 0 && symlink(outside, lib) == 0);
+        CHECK(rs_pkgtree_open(tree, resolved, &fd, &err) == -1);
+        CHECK(strstr(err.msg, "usr/lib/loader.efi") && strstr(err.msg, "symbolic link"));
+        if (fd >= 0)
+            close(fd);
+    }
+    free(resolved);
+    rs_pkgset_free(&set);
+}
+
+int main(void)
+{
+    char path[600];
+    int root;
+
+    if (!mkdtemp(top))
+        abort();
+    dir("root");
+    dir("root/a");
+    dir("root/a/b");
+    make("root/a/b/file", "inside");
+    link_at("file", "root/a/b/filelink");
+    link_at("a", "root/in");
+    link_at("../outside", "root/out");
+    link_at("../..", "root/a/up");
+    dir("outside");
+    make("outside/secret", "outside");
+    snprintf(path, sizeof(path), "%s/outside", top);
+    link_at(path, "root/abs");
+    snprintf(path, sizeof(path), "%s/root", top);
+    if ((root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        abort();
+    beneath(root, false);
+    beneath(root, true);
+    close(root);
+    swapped_after_resolving();
+    snprintf(path, sizeof(path), "rm -rf '%s'", top);
+    if (system(path) != 0)
+        CHECK(!"clean up");
+    return harness_finish("test_beneath");
+}
