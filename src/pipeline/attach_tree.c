@@ -2,10 +2,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/cleanup.h"
 #include "base/file.h"
@@ -20,10 +22,12 @@ typedef struct entry {
     char *problem;        /* why it does not fit, or NULL */
     rs_output out;        /* sealed temporary, renamed at the end */
     uint64_t size;
+    struct stat checked;  /* the file as it was checked, to write the same one */
 } entry;
 
 typedef struct tree_job {
     const rs_attach_tree_options *o;
+    int root_fd;          /* targets are opened beneath it: none may lead out of the root */
     entry *entries;
     size_t count, cap;
     rs_progress progress;
@@ -104,6 +108,25 @@ static int note_problem(entry *e, const char *path, const rs_error *why)
     return 0;
 }
 
+/* A target file, opened beneath the root (symlinks inside it are followed). */
+static int open_target(const tree_job *t, const entry *e, const char *path, rs_image *img, rs_error *err)
+{
+    int fd;
+
+    if (rs_open_beneath(t->root_fd, t->o->root, e->rel, false, &fd, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    return rs_image_open_fd(img, fd, path, err);
+}
+
+/* ctime cannot be set back, so a file written since its check differs
+ * from it here even when its size and mtime were restored. */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
 static int check_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
@@ -119,8 +142,12 @@ static int check_one(void *ctx, size_t i, rs_error *err)
         rs_error_prefix(&why, "%s", sig_path);
         return note_problem(e, sig_path, &why);
     }
-    if (rs_image_open(&img, path, &why) < 0)
+    if (open_target(t, e, path, &img, &why) < 0)
         return note_problem(e, path, &why);
+    if (fstat(img.in.fd, &e->checked) < 0) {
+        rs_fail(&why, "%s", strerror(errno));
+        return note_problem(e, path, &why);
+    }
     if (img.format->binding_needs_cert && !t->o->cert) {
         rs_fail(&why, "%s signatures carry no certificate: pass --cert to check them", img.format->name);
         return note_problem(e, path, &why);
@@ -144,11 +171,15 @@ static int write_one(void *ctx, size_t i, rs_error *err)
     _cleanup_free_ char *in = target_path(t, e, false), *out = target_path(t, e, true);
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     rs_edit edit = { .remove_index = -1, .append = &e->sig, .n_append = 1 };
+    struct stat now;
 
     if (!in || !out)
         return rs_fail(err, "out of memory");
-    if (rs_image_open(&img, in, err) < 0 || rs_mkdir_parents(out, err) < 0 ||
-        rs_output_open(&e->out, out, img.in.mode, err) < 0)
+    if (open_target(t, e, in, &img, err) < 0)
+        return -1;
+    if (fstat(img.in.fd, &now) < 0 || !same_file(&e->checked, &now))
+        return rs_fail(err, "%s: changed since its signature was checked; nothing was written", in);
+    if (rs_mkdir_parents(out, err) < 0 || rs_output_open(&e->out, out, img.in.mode, err) < 0)
         return -1;
     if (img.format->write(&img, &edit, &e->out, err) < 0 || rs_output_seal(&e->out, err) < 0)
         return rs_error_prefix(err, "%s", out);
@@ -186,10 +217,12 @@ static int take_problems(tree_job *t, rs_attach_tree_report *r, rs_error *err)
 
 int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *report, rs_error *err)
 {
-    tree_job t = { .o = o };
+    tree_job t = { .o = o, .root_fd = -1 };
     int rc;
 
     memset(report, 0, sizeof(*report));
+    if ((t.root_fd = open(o->root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return rs_fail(err, "%s: %s", o->root, strerror(errno));
     rc = collect(&t, o->signatures, "", err);
     if (rc == 0 && t.count == 0)
         rc = rs_fail(err, "%s: no .sig files", o->signatures);
@@ -214,6 +247,7 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
     for (size_t i = 0; rc == 0 && i < t.count; i++)
         rc = rs_output_commit(&t.entries[i].out, err);
     job_free(&t);
+    close(t.root_fd);
     return rc;
 }
 

@@ -245,4 +245,26 @@ check "... and writes nothing" diff -r "$WORK/tampered" "$WORK/tampered.orig"
 "$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/tampered" --output "$WORK/tampered-out" 2>/dev/null
 check "... not even into an output root" bash -c "[ ! -e '$WORK/tampered-out/usr/lib/shim/fbx64.efi' ]"
 refuses "attach-tree with no signatures" "" "$REPROSIGN" attach-tree --signatures "$WORK/roots" --root "$unsigned_root"
+# Targets are opened beneath the root: a symlink that leads out of it is
+# refused, one that stays inside is followed.
+mkdir -p "$WORK/esc-root/usr/lib" "$WORK/esc-outside"
+cp -a "$unsigned_root/usr/lib/shim" "$WORK/esc-outside/shim"
+cp -a "$WORK/esc-outside" "$WORK/esc-outside.orig"
+ln -s "$WORK/esc-outside/shim" "$WORK/esc-root/usr/lib/shim"
+"$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/esc-root" 2>"$WORK/esc.err"
+rc=$?
+check "attach-tree refuses targets behind a symlink out of the root" test "$rc" -eq 1
+check "... naming each with the reason" bash -c "
+    grep -q 'esc-root/usr/lib/shim/fbx64.efi: leads outside .*esc-root (through \"..\" or a symbolic link)' '$WORK/esc.err' &&
+    grep -q 'esc-root/usr/lib/shim/mmx64.efi: leads outside' '$WORK/esc.err'"
+check "... and leaves the files it leads to as they were" diff -r "$WORK/esc-outside" "$WORK/esc-outside.orig"
+mkdir -p "$WORK/in-root/usr/lib"
+cp -a "$unsigned_root/usr/lib/shim" "$WORK/in-root/usr/lib/shim-real"
+ln -s shim-real "$WORK/in-root/usr/lib/shim"
+check "attach-tree follows a symlink that stays inside the root" \
+    "$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/in-root"
+check "... and signs the file it leads to" sbverify --cert "$WORK/db.crt" "$WORK/in-root/usr/lib/shim-real/fbx64.efi"
+check "... keeping the symlink" test -L "$WORK/in-root/usr/lib/shim"
+refuses "attach-tree with a root that does not exist" "" \
+    "$REPROSIGN" attach-tree --signatures "$sigs" --root "$WORK/no-such-root"
 finish
