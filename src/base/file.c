@@ -205,7 +205,10 @@ int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, int *fd
 
     if (!copy)
         return rs_fail(err, "out of memory");
+    if (rel[0] == '/')
+        return refuse_open(EXDEV, dir_name, err);
     for (comp = strtok_r(copy, "/", &save); comp; comp = next) {
+        struct stat st;
         int f;
 
         next = strtok_r(NULL, "/", &save);
@@ -213,8 +216,12 @@ int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, int *fd
             e = EXDEV;
         else if (strcmp(comp, ".") == 0 && next)
             continue;
-        else if ((f = openat(cur, comp, O_CLOEXEC | O_NOFOLLOW | (next ? O_PATH | O_DIRECTORY : O_RDONLY | O_NOCTTY))) < 0)
-            e = errno == ENOTDIR && next ? ELOOP : errno;
+        else if ((f = openat(cur, comp, O_CLOEXEC | O_NOFOLLOW | (next ? O_PATH | O_DIRECTORY : O_RDONLY | O_NOCTTY))) < 0) {
+            e = errno;
+            /* A symlink where a directory is wanted fails as "not a directory". */
+            if (e == ENOTDIR && next && fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                e = ELOOP;
+        }
         if (cur != dir)
             close(cur);
         if (e)

@@ -80,6 +80,8 @@ static void beneath(int root, bool walk)
         opens(root, "in/b/file", false, true, "symbolic link");
         opens(root, "a/../a/b/file", false, true, "leads outside the root");
         opens(root, "a/b/filelink", false, true, "symbolic link");
+        opens(root, "a/b/file/x", false, true, "Not a directory");
+        opens(root, "/a/b/file", false, true, "leads outside the root");
         return;
     }
     opens(root, "in/b/file", false, false, "inside");
@@ -90,6 +92,8 @@ static void beneath(int root, bool walk)
     opens(root, "out/secret", false, false, "leads outside the root");
     opens(root, "abs/secret", false, false, "leads outside the root");
     opens(root, "a/up/outside/secret", false, false, "leads outside the root");
+    opens(root, "a/b/file/x", false, false, "Not a directory");
+    opens(root, "/a/b/file", false, false, "leads outside the root");
 }
 
 /* Resolved while usr/lib was a directory; swapped for a symlink to a
