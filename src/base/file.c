@@ -251,23 +251,40 @@ int rs_open_beneath(int dir, const char *dir_name, const char *rel, bool no_syml
     return refuse_open(errno, dir_name, err);
 }
 
+static int read_whole(rs_input *in, size_t max, rs_bytes *out, rs_error *err);
+
 int rs_read_file(const char *path, size_t max, rs_bytes *out, rs_error *err)
 {
     _cleanup_(rs_input_close) rs_input in = { .fd = -1 };
-    uint8_t *data;
 
     if (rs_input_open(&in, path, err) < 0)
         return -1;
-    if (in.size > max)
-        return rs_fail(err, "file too large (%llu bytes, limit %zu)", (unsigned long long)in.size, max);
-    data = malloc(in.size ? in.size : 1);
+    return read_whole(&in, max, out, err);
+}
+
+int rs_read_fd(int fd, const char *name, size_t max, rs_bytes *out, rs_error *err)
+{
+    _cleanup_(rs_input_close) rs_input in = { .fd = -1 };
+
+    if (rs_input_from_fd(&in, fd, name, err) < 0)
+        return -1;
+    return read_whole(&in, max, out, err);
+}
+
+static int read_whole(rs_input *in, size_t max, rs_bytes *out, rs_error *err)
+{
+    uint8_t *data;
+
+    if (in->size > max)
+        return rs_fail(err, "file too large (%llu bytes, limit %zu)", (unsigned long long)in->size, max);
+    data = malloc(in->size ? in->size : 1);
     if (!data)
         return rs_fail(err, "out of memory");
-    if (rs_input_read(&in, 0, data, in.size, err) < 0) {
+    if (rs_input_read(in, 0, data, in->size, err) < 0) {
         free(data);
         return -1;
     }
-    rs_bytes_adopt(out, data, in.size);
+    rs_bytes_adopt(out, data, in->size);
     return 0;
 }
 

@@ -34,6 +34,8 @@ int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_er
 int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err);
 /* Reads a whole (small) file into memory, refusing anything over max bytes. */
 int rs_read_file(const char *path, size_t max, rs_bytes *out, rs_error *err);
+/* The same from an open descriptor, which it takes over (name is for errors). */
+int rs_read_fd(int fd, const char *name, size_t max, rs_bytes *out, rs_error *err);
 
 /* Receives every byte written to an output, in order; used for checksums
  * that cover the output as a whole. */

@@ -49,6 +49,7 @@ typedef struct job {
     item **by_name;              /* the items in signatures.tar.xz order */
     char *work;                  /* the hidden directory that becomes OUTDIR */
     char *sigdir;                /* work/signatures */
+    char *source_tree;           /* work/<source>-<version>, when the template has one */
     time_t mtime;                /* of every file in the outputs */
     rs_tarball_feed *feed;       /* writes signatures.tar.xz */
     rs_progress progress;
@@ -67,6 +68,7 @@ static void job_free(job *j)
     rs_template_free(&j->tpl);
     free(j->work);
     free(j->sigdir);
+    free(j->source_tree);
 }
 
 /* ---- refusals that need no file contents ---- */
@@ -485,44 +487,69 @@ static int output_mtime(job *j, rs_error *err)
     return 0;
 }
 
-static int copy_file(const char *from, const char *to, mode_t mode, rs_error *err)
+#define NOT_ALLOWED "links and special files are not allowed in a source template"
+
+/* The source template is copied through descriptors, one name at a time
+ * and never following a link: a link put in place of a file or directory
+ * after the listing is refused, not followed out of the template. */
+static int copy_file_at(int dir, const char *name, const char *src, const char *dst, mode_t mode, rs_error *err)
 {
     _cleanup_bytes_ rs_bytes buf = { 0 };
+    int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 
-    if (rs_read_file(from, 64 * 1024 * 1024, &buf, err) < 0)
-        return rs_error_prefix(err, "%s", from);
-    return rs_write_new_file(to, buf.data, buf.len, mode, err);
+    if (fd < 0)
+        return rs_fail(err, "%s: %s", src, errno == ELOOP ? NOT_ALLOWED : strerror(errno));
+    if (rs_read_fd(fd, src, 64 * 1024 * 1024, &buf, err) < 0)
+        return rs_error_prefix(err, "%s", src);
+    return rs_write_new_file(dst, buf.data, buf.len, mode, err);
 }
 
-static int copy_tree(const char *from, const char *to, rs_error *err)
+static int copy_tree_at(int from, const char *from_name, const char *to, rs_error *err);
+
+static int copy_entry(int from, const char *from_name, const char *name, const char *to, rs_error *err)
+{
+    _cleanup_free_ char *src = NULL, *dst = NULL;
+    _cleanup_close_ int sub = -1;
+    struct stat st;
+
+    if (asprintf(&src, "%s/%s", from_name, name) < 0 || asprintf(&dst, "%s/%s", to, name) < 0)
+        return rs_fail(err, "out of memory");
+    if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return rs_fail(err, "%s: %s", src, strerror(errno));
+    if (S_ISREG(st.st_mode))
+        return copy_file_at(from, name, src, dst, (st.st_mode & 0111) ? 0755 : 0644, err);
+    if (!S_ISDIR(st.st_mode))
+        return rs_fail(err, "%s: " NOT_ALLOWED, src);
+    if ((sub = openat(from, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return rs_fail(err, "%s: %s", src, errno == ELOOP || errno == ENOTDIR ? NOT_ALLOWED : strerror(errno));
+    return copy_tree_at(sub, src, dst, err);
+}
+
+static int copy_tree_at(int from, const char *from_name, const char *to, rs_error *err)
 {
     struct dirent **names = NULL;
-    int n = scandir(from, &names, NULL, alphasort), rc = 0;
+    int n = scandirat(from, ".", &names, NULL, alphasort), rc = 0;
 
     if (n < 0)
-        return rs_fail(err, "%s: %s", from, strerror(errno));
+        return rs_fail(err, "%s: %s", from_name, strerror(errno));
     if (mkdir(to, 0755) < 0 && errno != EEXIST)
         rc = rs_fail(err, "%s: %s", to, strerror(errno));
     for (int i = 0; i < n; i++) {
-        _cleanup_free_ char *src = NULL, *dst = NULL;
-        struct stat st;
-
-        if (rc == 0 && strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
-            if (asprintf(&src, "%s/%s", from, names[i]->d_name) < 0 || asprintf(&dst, "%s/%s", to, names[i]->d_name) < 0)
-                rc = rs_fail(err, "out of memory");
-            else if (lstat(src, &st) < 0)
-                rc = rs_fail(err, "%s: %s", src, strerror(errno));
-            else if (S_ISDIR(st.st_mode))
-                rc = copy_tree(src, dst, err);
-            else if (S_ISREG(st.st_mode))
-                rc = copy_file(src, dst, (st.st_mode & 0111) ? 0755 : 0644, err);
-            else
-                rc = rs_fail(err, "%s: links and special files are not allowed in a source template", src);
-        }
+        if (rc == 0 && strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
+            rc = copy_entry(from, from_name, names[i]->d_name, to, err);
         free(names[i]);
     }
     free(names);
     return rc;
+}
+
+static int copy_tree(const char *from, const char *to, rs_error *err)
+{
+    _cleanup_close_ int fd = open(from, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0)
+        return rs_fail(err, "%s: %s", from, strerror(errno));
+    return copy_tree_at(fd, from, to, err);
 }
 
 /* Runs argv in dir with output captured; on failure reports its last line. */
@@ -573,27 +600,36 @@ static int set_mtimes(const char *path, const struct stat *st, int flag, struct 
     return utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
 }
 
-static int build_source_package(job *j, rs_error *err)
+/* Copied before anything is signed: a source-template that cannot be
+ * used is refused without a signature made for nothing. */
+static int copy_source_template(job *j, rs_error *err)
 {
-    _cleanup_free_ char *tree = NULL, *sigs = NULL;
     const char *version = j->tpl.source_version, *colon;
 
     if (!j->tpl.source_dir)
         return 0;
     colon = strchr(version, ':');
-    if (asprintf(&tree, "%s/%s-%s", j->work, j->tpl.source_name, colon ? colon + 1 : version) < 0 ||
-        asprintf(&sigs, "%s/debian/signatures", tree) < 0)
+    if (asprintf(&j->source_tree, "%s/%s-%s", j->work, j->tpl.source_name, colon ? colon + 1 : version) < 0)
         return rs_fail(err, "out of memory");
-    if (copy_tree(j->tpl.source_dir, tree, err) < 0)
-        return -1;
+    return copy_tree(j->tpl.source_dir, j->source_tree, err);
+}
+
+static int build_source_package(job *j, rs_error *err)
+{
+    _cleanup_free_ char *sigs = NULL;
+
+    if (!j->source_tree)
+        return 0;
+    if (asprintf(&sigs, "%s/debian/signatures", j->source_tree) < 0)
+        return rs_fail(err, "out of memory");
     for (size_t i = 0; i < j->n_items; i++)
         if (write_sig(sigs, &j->items[i], err) < 0)
             return -1;
     /* Fixed mtimes, so dpkg-source builds the same tarball every time. */
     tree_mtime = j->mtime;
-    if (nftw(tree, set_mtimes, 16, FTW_PHYS) != 0)
-        return rs_fail(err, "%s: cannot set file times", tree);
-    char *argv[] = { "dpkg-source", "--format=3.0 (native)", "-b", basename(tree), NULL };
+    if (nftw(j->source_tree, set_mtimes, 16, FTW_PHYS) != 0)
+        return rs_fail(err, "%s: cannot set file times", j->source_tree);
+    char *argv[] = { "dpkg-source", "--format=3.0 (native)", "-b", basename(j->source_tree), NULL };
     return run_tool(argv, j->work, err);
 }
 
@@ -644,6 +680,8 @@ int rs_sign_template(const rs_sign_template_options *o, rs_error *err)
         rc = check_trusted_certs(&j, err);
     if (rc == 0)
         rc = output_mtime(&j, err);
+    if (rc == 0)
+        rc = copy_source_template(&j, err);
     if (rc == 0 && (rc = rs_pkgset_scan(o->packages_dir, &j.inputs, err)) == 0 && (rc = make_items(&j, err)) == 0 &&
         (rc = digest_debs_early(&j, err)) == 0 && (rc = resolve_items(&j, err)) == 0)
         rc = order_items(&j, err);

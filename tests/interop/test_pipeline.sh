@@ -53,6 +53,18 @@ json=$WORK/template-root/usr/share/code-signing/shim-helpers-amd64-signed-templa
 check "unpacked template root, unpacked package root" \
     sign_template "$WORK/template-root" --packages "$WORK/roots" --output "$WORK/out3"
 check "... gives the same signatures" same_bytes "$WORK/out3/signatures.tar.xz" "$WORK/out/signatures.tar.xz"
+check "... and the same source package" bash -c "cd '$WORK/out' && for f in *.dsc shim-helpers-amd64-signed_*.tar.xz; do cmp \"\$f\" '$WORK/out3/'\"\$f\" || exit 1; done"
+# An unpacked template's source-template is copied without following
+# links: a symlink or a FIFO in it is refused, naming it.
+tsrc=$WORK/template-root/usr/share/code-signing/shim-helpers-amd64-signed-template/source-template
+for special in link fifo; do
+    cp -a "$WORK/template-root" "$WORK/template-$special"
+    t=${tsrc/template-root/template-$special}
+    if [ "$special" = link ]; then ln -s /etc/passwd "$t/debian/passwd"; else mkfifo "$t/debian/fifo"; fi
+    refuses "a source-template holding a $special" "$WORK/out-$special" \
+        sign_template "$WORK/template-$special" --packages "$WORK/roots" --output "$WORK/out-$special"
+    check "... naming it" grep -q "source-template/debian/.*links and special files are not allowed" "$WORK/.err"
+done
 python3 -c "import json; d=json.load(open('$json')); json.dump(d['packages'], open('$WORK/bare.json','w'))"
 python3 -c "import json; d=json.load(open('$json')); d['version']='2'; json.dump(d, open('$WORK/v2.json','w'))"
 for form in bare v2; do
