@@ -36,11 +36,14 @@ done
 # slower on its own.
 ADVERSARIAL_TIMEOUT=300 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 7200 -L interop "$@" || rc=$?
 
-# A log is empty when valgrind found nothing; --quiet leaves only reports.
-reports=$(find "$logs" -name 'vg.*.log' -size +0 | wc -l)
+# With --quiet, memcheck's reports are the "==PID==" lines. "--PID--"
+# lines are valgrind's own notes, such as the openat2 that 3.19 does not
+# know (reprosign then walks the path itself, which the tests cover).
+reported=$(grep -lE '^==[0-9]+==' "$logs"/vg.*.log 2>/dev/null || true)
+reports=$(printf '%s' "$reported" | grep -c . || true)
 runs=$(find "$logs" -name 'vg.*.log' | wc -l)
 echo "valgrind: $runs reprosign runs, $reports with reports (logs in $logs)"
-for f in $(find "$logs" -name 'vg.*.log' -size +0 | head -n 5); do
+for f in $(printf '%s\n' "$reported" | head -n 5); do
     echo "== $f"; head -n 40 "$f"
 done
 [ "$reports" -eq 0 ] && [ "$rc" -eq 0 ]

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <libgen.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <openssl/evp.h>
 #include <signal.h>
@@ -197,47 +198,134 @@ static int refuse_open(int e, const char *dir_name, rs_error *err)
     return rs_fail(err, "cannot open: %s", strerror(e));
 }
 
-int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, int *fd, rs_error *err)
-{
-    _cleanup_free_ char *copy = strdup(rel);
-    char *save = NULL, *comp, *next;
-    int cur = dir, e = 0;
+#define WALK_MAX_DEPTH 256
+#define WALK_MAX_HOPS 40
 
-    if (!copy)
+/* The directories a walk has entered below its root, innermost last. */
+typedef struct walk_dirs {
+    int fd[WALK_MAX_DEPTH];
+    size_t depth;
+} walk_dirs;
+
+static void walk_dirs_close(walk_dirs *w)
+{
+    while (w->depth)
+        close(w->fd[--w->depth]);
+}
+
+/* One component of *rest, taken off its front into comp (NULL when none is
+ * left; *last when it is the final one). */
+static char *take_component(char *rest, char **comp, bool *last)
+{
+    char *slash;
+
+    while (*rest == '/')
+        rest++;
+    if (!*rest)
+        return *comp = NULL, rest;
+    *comp = rest;
+    if ((slash = strchr(rest, '/')))
+        *slash++ = '\0';
+    else
+        slash = rest + strlen(rest);
+    while (*slash == '/')
+        slash++;
+    *last = !*slash;
+    return slash;
+}
+
+/* A symlink at comp (which points into *rest): its target is walked in
+ * its place, before what came after it. */
+static int follow(int cur, const char *comp, char **rest, const char *after, int *hops, int *e, rs_error *err)
+{
+    char target[PATH_MAX], *joined;
+    ssize_t n;
+
+    if (++*hops > WALK_MAX_HOPS) {
+        *e = ELOOP;
+        return 0;
+    }
+    if ((n = readlinkat(cur, comp, target, sizeof(target) - 1)) < 0) {
+        *e = errno;
+        return 0;
+    }
+    target[n] = '\0';
+    if (target[0] == '/') {
+        *e = EXDEV;
+        return 0;
+    }
+    if (asprintf(&joined, "%s/%s", target, after) < 0)
+        return rs_fail(err, "out of memory");
+    free(*rest);
+    *rest = joined;
+    return 0;
+}
+
+int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, bool no_symlinks, int *fd, rs_error *err)
+{
+    _cleanup_free_ char *rest = strdup(rel);
+    walk_dirs w = { .depth = 0 };
+    char *pos, *comp;
+    int hops = 0, e = 0, f = -1;
+    bool last = false;
+
+    if (!rest)
         return rs_fail(err, "out of memory");
     if (rel[0] == '/')
         return refuse_open(EXDEV, dir_name, err);
-    for (comp = strtok_r(copy, "/", &save); comp; comp = next) {
+    for (pos = take_component(rest, &comp, &last); comp && !e && f < 0; pos = take_component(pos, &comp, &last)) {
+        int cur = w.depth ? w.fd[w.depth - 1] : dir;
         struct stat st;
-        int f;
 
-        next = strtok_r(NULL, "/", &save);
-        if (!strcmp(comp, ".."))
-            e = EXDEV;
-        else if (strcmp(comp, ".") == 0 && next)
+        if (!strcmp(comp, ".") && !last)
             continue;
-        else if ((f = openat(cur, comp, O_CLOEXEC | O_NOFOLLOW | (next ? O_PATH | O_DIRECTORY : O_RDONLY | O_NOCTTY))) < 0) {
-            e = errno;
-            /* A symlink where a directory is wanted fails as "not a directory". */
-            if (e == ENOTDIR && next && fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-                e = ELOOP;
+        if (!strcmp(comp, "..")) {
+            if (!w.depth)
+                e = EXDEV;
+            else
+                close(w.fd[--w.depth]);
+            if (!e && last)
+                e = EISDIR;
+            continue;
         }
-        if (cur != dir)
-            close(cur);
-        if (e)
-            return refuse_open(e, dir_name, err);
-        cur = f;
+        if (fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            e = errno;
+        } else if (S_ISLNK(st.st_mode)) {
+            if (no_symlinks)
+                e = ELOOP;
+            else if (follow(cur, comp, &rest, pos, &hops, &e, err) < 0) {
+                walk_dirs_close(&w);
+                return -1;
+            } else
+                pos = rest;
+        } else if (!last) {
+            /* O_NOFOLLOW: a symlink put there since the fstatat is refused. */
+            int d = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+            if (d < 0)
+                e = errno == ENOTDIR && S_ISDIR(st.st_mode) ? ELOOP : errno;
+            else if (w.depth == WALK_MAX_DEPTH) {
+                close(d);
+                e = ENAMETOOLONG;
+            } else
+                w.fd[w.depth++] = d;
+        } else if ((f = openat(cur, comp, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+            e = errno;
+        }
     }
-    if (cur == dir)
-        return refuse_open(EISDIR, dir_name, err);
-    *fd = cur;
+    walk_dirs_close(&w);
+    if (!e && f < 0)
+        e = EISDIR;
+    if (e)
+        return refuse_open(e, dir_name, err);
+    *fd = f;
     return 0;
 }
 
 int rs_open_beneath(int dir, const char *dir_name, const char *rel, bool no_symlinks, int *fd, rs_error *err)
 {
     struct open_how how = {
-        .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+        .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,   /* a FIFO put in place cannot hang it */
         .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (no_symlinks ? RESOLVE_NO_SYMLINKS : 0),
     };
     long f = syscall(SYS_openat2, dir, rel, &how, sizeof(how));
@@ -247,7 +335,7 @@ int rs_open_beneath(int dir, const char *dir_name, const char *rel, bool no_syml
         return 0;
     }
     if (errno == ENOSYS || errno == EPERM)
-        return rs_open_beneath_walk(dir, dir_name, rel, fd, err);
+        return rs_open_beneath_walk(dir, dir_name, rel, no_symlinks, fd, err);
     return refuse_open(errno, dir_name, err);
 }
 

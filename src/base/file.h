@@ -100,10 +100,10 @@ int rs_lock_file(const char *path, int *fd, bool *busy, rs_error *err);
  * is: a path resolved earlier has none, so one found now was put there
  * since. The error says which. */
 int rs_open_beneath(int dir, const char *dir_name, const char *rel, bool no_symlinks, int *fd, rs_error *err);
-/* What it falls back to without openat2 (Linux before 5.6, or a sandbox
- * that filters it): one component at a time, refusing ".." and every
- * symlink, which is stricter. */
-int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, int *fd, rs_error *err);
+/* What it falls back to without openat2 (Linux before 5.6, valgrind, or a
+ * sandbox that filters it): the same rules, one component at a time, with
+ * every directory opened O_NOFOLLOW below the last. */
+int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, bool no_symlinks, int *fd, rs_error *err);
 
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
