@@ -235,6 +235,8 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
     }
     if (rc == 0)
         rc = take_problems(&t, report, err);
+    if (rc == 0 && o->checked)
+        o->checked(o->checked_ctx);
     if (rc == 0) {
         rs_progress_init(&t.progress, "attaching", t.count);
         t.progress.enabled &= o->progress;

@@ -17,6 +17,10 @@ typedef struct rs_attach_tree_options {
     X509 *cert;               /* signer certificate, for formats whose signatures carry none */
     unsigned jobs;
     bool progress;
+    /* Called once every signature is checked, before any file is written
+     * (NULL: nothing); a test changes a file there. */
+    void (*checked)(void *ctx);
+    void *checked_ctx;
 } rs_attach_tree_options;
 
 /* One line per file that failed, for the caller to print. */

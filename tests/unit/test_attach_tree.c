@@ -1,0 +1,202 @@
+/* attach-tree writes the files it checked: a file rewritten between the
+ * check and the write (same bytes, so only its times tell) stops the run,
+ * and nothing is written. Without the rewrite the same tree is signed, so
+ * the refusal is the rewrite's doing. The PE image and the key are made
+ * here. */
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/format.h"
+#include "harness.h"
+#include "ops/ops.h"
+#include "pipeline/attach_tree.h"
+
+#define LFANEW 0x80
+#define FILE_ALIGN 0x200
+
+static char top[] = "/tmp/reprosign-attach-tree.XXXXXX";
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    put16(p, (uint16_t)v);
+    put16(p + 2, (uint16_t)(v >> 16));
+}
+
+/* A PE32+ image with one section of 0x400 bytes, as tests/tools/mkpe.py makes. */
+static size_t make_pe(uint8_t *img)
+{
+    uint8_t *coff = img + LFANEW + 4, *opt = coff + 20, *sec = opt + 240;
+
+    memset(img, 0, 0x600);
+    img[0] = 'M';
+    img[1] = 'Z';
+    put32(img + 0x3C, LFANEW);
+    memcpy(img + LFANEW, "PE\0\0", 4);
+    put16(coff, 0x8664);
+    put16(coff + 2, 1);
+    put16(coff + 16, 240);
+    put16(coff + 18, 0x0202);
+    put16(opt, 0x20B);
+    put32(opt + 16, 0x1000);                 /* AddressOfEntryPoint */
+    put32(opt + 20, 0x1000);                 /* BaseOfCode */
+    put32(opt + 24, 0x40000000);             /* ImageBase (low half) */
+    put32(opt + 32, 0x1000);                 /* SectionAlignment */
+    put32(opt + 36, FILE_ALIGN);
+    put32(opt + 56, 0x2000);                 /* SizeOfImage */
+    put32(opt + 60, FILE_ALIGN);             /* SizeOfHeaders */
+    put16(opt + 68, 10);                     /* Subsystem: EFI application */
+    put32(opt + 108, 16);                    /* NumberOfRvaAndSizes */
+    memcpy(sec, ".text", 5);
+    put32(sec + 8, 0x400);
+    put32(sec + 12, 0x1000);
+    put32(sec + 16, 0x400);
+    put32(sec + 20, FILE_ALIGN);
+    put32(sec + 36, 0x60000020);
+    for (size_t i = 0; i < 0x400; i++)
+        img[FILE_ALIGN + i] = (uint8_t)(i * 13 + 7);
+    return 0x600;
+}
+
+static void path_of(char *out, size_t cap, const char *rel)
+{
+    snprintf(out, cap, "%s/%s", top, rel);
+}
+
+static void write_bytes(const char *rel, const void *data, size_t len)
+{
+    char path[512];
+    int fd;
+
+    path_of(path, sizeof(path), rel);
+    if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0 || write(fd, data, len) != (ssize_t)len ||
+        close(fd) != 0)
+        abort();
+}
+
+static void make_dir(const char *rel)
+{
+    char path[512];
+
+    path_of(path, sizeof(path), rel);
+    if (mkdir(path, 0755) < 0)
+        abort();
+}
+
+/* A self-signed RSA key and certificate, as key.pem and cert.pem. */
+static void make_key(void)
+{
+    EVP_PKEY *key = EVP_RSA_gen(2048);
+    X509 *cert = X509_new();
+    X509_NAME *name = X509_NAME_new();
+    char path[512];
+    FILE *f;
+
+    if (!key || !cert || !name || !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"test", -1, -1, 0) ||
+        !X509_set_version(cert, 2) || !ASN1_INTEGER_set(X509_get_serialNumber(cert), 1) ||
+        !X509_set_subject_name(cert, name) || !X509_set_issuer_name(cert, name) ||
+        !X509_gmtime_adj(X509_getm_notBefore(cert), 0) || !X509_gmtime_adj(X509_getm_notAfter(cert), 86400) ||
+        !X509_set_pubkey(cert, key) || !X509_sign(cert, key, EVP_sha256()))
+        abort();
+    path_of(path, sizeof(path), "key.pem");
+    if (!(f = fopen(path, "w")) || !PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL) || fclose(f) != 0)
+        abort();
+    path_of(path, sizeof(path), "cert.pem");
+    if (!(f = fopen(path, "w")) || !PEM_write_X509(f, cert) || fclose(f) != 0)
+        abort();
+    X509_NAME_free(name);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+}
+
+/* sigs/app.efi.sig for root/app.efi. */
+static void make_signature(void)
+{
+    char key[512], cert[512], file[512];
+    rs_signer *signer = NULL;
+    rs_sign_options opts;
+    rs_image img = { .in.fd = -1 };
+    rs_bytes der = { 0 };
+    rs_error err;
+
+    path_of(key, sizeof(key), "key.pem");
+    path_of(cert, sizeof(cert), "cert.pem");
+    path_of(file, sizeof(file), "root/app.efi");
+    if (rs_signer_open(key, cert, &signer, &err) < 0 || rs_sign_options_init(&opts, "sha256", false, &err) < 0 ||
+        rs_image_open(&img, file, &err) < 0 || rs_image_sign(&img, signer, &opts, &der, &err) < 0) {
+        fprintf(stderr, "test set-up: %s\n", err.msg);
+        abort();
+    }
+    write_bytes("sigs/app.efi.sig", der.data, der.len);
+    rs_bytes_free(&der);
+    rs_image_close(&img);
+    rs_signer_free(signer);
+}
+
+/* Writes the same bytes again: only the file's times change. */
+static void rewrite(void *ctx)
+{
+    const uint8_t *pe = ctx;
+
+    write_bytes("root/app.efi", pe, 0x600);
+}
+
+static void run(const uint8_t *pe, bool change, int want_rc, const char *want_error)
+{
+    char sigs[512], root[512], out[512], signed_path[600];
+    rs_attach_tree_options o = { .signatures = sigs, .root = root, .output = out, .jobs = 1 };
+    rs_attach_tree_report report;
+    rs_error err = { "" };
+    struct stat st;
+    int rc;
+
+    path_of(sigs, sizeof(sigs), "sigs");
+    path_of(root, sizeof(root), "root");
+    path_of(out, sizeof(out), change ? "out-changed" : "out");
+    snprintf(signed_path, sizeof(signed_path), "%s/app.efi", out);
+    if (change) {
+        o.checked = rewrite;
+        o.checked_ctx = (void *)pe;
+    }
+    rc = rs_attach_tree(&o, &report, &err);
+    if (rc != want_rc || (want_error && !strstr(err.msg, want_error))) {
+        fprintf(stderr, "%s: rc %d, \"%s\"\n", change ? "rewritten" : "untouched", rc, err.msg);
+        CHECK(!"attach-tree as expected");
+    }
+    CHECK((stat(signed_path, &st) == 0) == (want_rc == 0));
+    CHECK(want_rc != 0 || st.st_size > 0x600);
+    rs_attach_tree_report_free(&report);
+}
+
+int main(void)
+{
+    static uint8_t pe[0x600];
+    char cmd[600];
+
+    if (!mkdtemp(top))
+        abort();
+    make_pe(pe);
+    make_dir("root");
+    make_dir("sigs");
+    write_bytes("root/app.efi", pe, sizeof(pe));
+    make_key();
+    make_signature();
+    run(pe, false, 0, NULL);
+    run(pe, true, -1, "changed since its signature was checked");
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+    if (system(cmd) != 0)
+        CHECK(!"clean up");
+    return harness_finish("test_attach_tree");
+}
