@@ -172,7 +172,7 @@ static int only_signer(PKCS7 *p7, X509 **signer, rs_error *err)
 int authvar_signer(const authvar *a, X509 **cert, rs_error *err)
 {
     _cleanup_(rs_pkcs7p) PKCS7 *p7 = NULL;
-    X509 *signer;
+    X509 *signer = NULL;
 
     if (parse_pkcs7(a, &p7, err) < 0 || only_signer(p7, &signer, err) < 0)
         return -1;
@@ -188,7 +188,7 @@ int authvar_verify(const authvar *a, const char *name, const efi_guid *guid, uin
     _cleanup_(rs_pkcs7p) PKCS7 *p7 = NULL;
     _cleanup_bytes_ rs_bytes payload = { 0 };
     _cleanup_(rs_biop) BIO *content = NULL;
-    X509 *signer;
+    X509 *signer = NULL;
 
     if (parse_pkcs7(a, &p7, err) < 0 || only_signer(p7, &signer, err) < 0 ||
         signed_payload(name, guid, attributes, a->timestamp, a->data, a->data_len, &payload, err) < 0)
