@@ -272,6 +272,7 @@ static int pe_write(rs_image *img, const rs_edit *edit, rs_output *out, rs_error
     _cleanup_free_ uint8_t *headers = malloc(pe->size_of_headers);
     pe_checksum sum;
     uint8_t field[4];
+    int rc = 0;
 
     if (!headers)
         return rs_fail(err, "out of memory");
@@ -292,8 +293,12 @@ static int pe_write(rs_image *img, const rs_edit *edit, rs_output *out, rs_error
         rs_output_copy(out, &img->in, pe->size_of_headers, pe->data_end - pe->size_of_headers, err) < 0 ||
         rs_output_zeros(out, pe->data_size - pe->data_end, err) < 0 ||
         rs_output_write(out, table.data, table.len, err) < 0)
-        return -1;
+        rc = -1;
+    /* Detached on every path: `sum` dies with this frame, `out` does not. */
     out->observe = NULL;
+    out->observe_ctx = NULL;
+    if (rc < 0)
+        return -1;
     pe_put_le32(field, pe_checksum_final(&sum));
     return rs_output_patch(out, pe->checksum_off, field, sizeof(field), err);
 }
