@@ -109,6 +109,7 @@ typedef struct pool {
     atomic_size_t next;
     atomic_bool failed;
     pthread_mutex_t lock;
+    size_t first_index;
     rs_error first;
 } pool;
 
@@ -120,9 +121,14 @@ static void *worker(void *arg)
 
     while (!atomic_load(&p->failed) && !rs_cancelled() && (i = atomic_fetch_add(&p->next, 1)) < p->n) {
         if (p->fn(p->ctx, i, &err) < 0) {
+            /* Items are handed out in order and every item handed out
+             * runs to its end, so the lowest failing index is the same
+             * on every run, whichever thread fails first. */
             pthread_mutex_lock(&p->lock);
-            if (!atomic_exchange(&p->failed, true))
+            if (!atomic_exchange(&p->failed, true) || i < p->first_index) {
+                p->first_index = i;
                 p->first = err;
+            }
             pthread_mutex_unlock(&p->lock);
         }
     }

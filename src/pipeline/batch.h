@@ -26,7 +26,8 @@ void rs_progress_finish(rs_progress *p);
 
 /* Calls fn(ctx, i, err) for i in [0, n) on `jobs` threads (0: one per
  * core). Stops handing out items after the first failure, or once a
- * SIGINT/SIGTERM arrives, and returns that first error. */
+ * SIGINT/SIGTERM arrives, and returns the error of the lowest item that
+ * failed: the same error on every run, however the threads interleave. */
 typedef int (*rs_batch_fn)(void *ctx, size_t i, rs_error *err);
 int rs_batch_run(size_t n, unsigned jobs, rs_batch_fn fn, void *ctx, rs_error *err);
 
