@@ -141,6 +141,10 @@ static int lookup_deb(rs_pkgtree *t, const char *name, rs_node_type *type, char 
 
         *type = target && target->type == RS_NODE_FILE ? RS_NODE_FILE : RS_NODE_OTHER;
     }
+    /* libarchive gives a symlink with an empty target no target at all;
+     * such a link leads nowhere (Linux cannot even create one). */
+    if (e->type == RS_NODE_SYMLINK && !e->link)
+        return rs_fail(err, "%s: a symlink with an empty target", name);
     if (e->type == RS_NODE_SYMLINK && !(*link = strdup(e->link)))
         return rs_fail(err, "out of memory");
     return 0;

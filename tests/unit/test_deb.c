@@ -18,6 +18,7 @@
 #include "harness.h"
 #include "pipeline/archive_lib.h"
 #include "pipeline/deb.h"
+#include "pipeline/pkgtree.h"
 
 typedef struct buf {
     uint8_t data[16384];
@@ -261,6 +262,41 @@ static void test_extract_limits(void)
     }
 }
 
+/* A symlink with an empty target (a ustar linkname of all zeros), which
+ * libarchive reports with no target at all: resolving a path through it
+ * is refused. It used to dereference the missing target (found by
+ * clang-analyzer). Twice, so the second lookup would come from the cache. */
+static void test_symlink_without_target(void)
+{
+    buf data = { .len = 0 };
+    char pkgs[128];
+    rs_pkgset set;
+    rs_pkgtree *tree = NULL;
+    rs_error err = { "" };
+
+    snprintf(pkgs, sizeof(pkgs), "%s/pkgs", dir);
+    if (mkdir(pkgs, 0755) < 0)
+        abort();
+    tar_entry(&data, "./usr/", '5', NULL);
+    tar_entry(&data, "./usr/l", '2', "");
+    tar_end(&data);
+    write_deb("pkgs/hand-made", "data.tar", &data);
+    if (rs_pkgset_scan(pkgs, &set, &err) < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        harness_failures++;
+        return;
+    }
+    CHECK(rs_pkgset_choose(&set, "hand-made", NULL, &tree, &err) == 0);
+    for (int i = 0; tree && i < 2; i++) {
+        char *resolved = NULL;
+
+        err.msg[0] = '\0';
+        CHECK(rs_pkgtree_resolve(tree, "usr/l", &resolved, &err) == -1 && strstr(err.msg, "usr/l"));
+        free(resolved);
+    }
+    rs_pkgset_free(&set);
+}
+
 int main(void)
 {
     char bin[256];
@@ -279,6 +315,7 @@ int main(void)
     test_no_external_programs();
     test_extract_stays_inside();
     test_extract_limits();
+    test_symlink_without_target();
     rs_remove_tree(dir);
     return harness_finish("test_deb");
 }
