@@ -96,10 +96,13 @@ static int load_allowlist(const char *path, char ***out, size_t *n, rs_error *er
         if (rs_unhex(line, raw, sizeof(raw)) < 0)
             return rs_fail(err, "%s: '%s' is not a SHA-256 fingerprint", path, line);
         rs_hex(raw, sizeof(raw), hex);
-        grown = realloc(*out, (*n + 1) * sizeof(char *));
-        if (!grown || !(grown[*n] = strdup(hex)))
+        /* Stored at once: realloc may have freed the old array, and the
+         * caller frees whatever *out holds when this fails. */
+        if (!(grown = realloc(*out, (*n + 1) * sizeof(char *))))
             return rs_fail(err, "out of memory");
         *out = grown;
+        if (!(grown[*n] = strdup(hex)))
+            return rs_fail(err, "out of memory");
         (*n)++;
     }
     return 0;
