@@ -143,8 +143,10 @@ static int find_signing_dir(const char *root, char **dir, rs_error *err)
         if (e->d_name[0] == '.')
             continue;
         free(*dir);
-        if (asprintf(dir, "%s/%s", base, e->d_name) < 0)
+        if (asprintf(dir, "%s/%s", base, e->d_name) < 0) {
+            *dir = NULL;   /* asprintf leaves it undefined: the caller would free it again */
             return rs_fail(err, "out of memory");
+        }
         n++;
     }
     if (n != 1)
