@@ -568,7 +568,7 @@ static int check_outputs(const char *dest, const char *outputs, rs_error *err)
 
 static int publish(rs_service *s, const rs_state_row *row, rs_error *err)
 {
-    _cleanup_(stage_free) stage g;
+    _cleanup_(stage_free) stage g = { 0 };   /* still freed if stage_paths never runs */
     _cleanup_free_ char *dest = path_join(s->cfg.output, row->req.id);
 
     if (!dest || stage_paths(s, row->req.id, &g, err) < 0)
