@@ -363,6 +363,7 @@ static int write_head_locked(rs_translog *l, rs_error *err)
 {
     json_auto_t *head = NULL, *added = NULL, *rest = NULL;
     _cleanup_free_ char *line = NULL;
+    char *grown;
     rs_merkle_frontier tree;
     uint64_t prev;
     rs_hash root;
@@ -385,8 +386,9 @@ static int write_head_locked(rs_translog *l, rs_error *err)
         return rs_fail(err, "out of memory");
     if (sign_head(l, head, err) < 0)
         return -1;
-    if (!(line = json_dumps(head, JSON_COMPACT | JSON_SORT_KEYS)) || !(line = realloc(line, strlen(line) + 2)))
+    if (!(line = json_dumps(head, JSON_COMPACT | JSON_SORT_KEYS)) || !(grown = realloc(line, strlen(line) + 2)))
         return rs_fail(err, "out of memory");
+    line = grown;
     strcat(line, "\n");
     if (persist(&l->heads_broken, l->heads_fd, line, strlen(line), err) < 0)
         return -1;
