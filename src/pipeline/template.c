@@ -159,9 +159,10 @@ static int load_dir(rs_template *t, const char *root, rs_error *err)
     _cleanup_free_ char *dir = NULL, *json = NULL, *src = NULL;
     struct stat st;
 
-    if (find_signing_dir(root, &dir, err) < 0 || asprintf(&json, "%s/files.json", dir) < 0 ||
-        asprintf(&src, "%s/source-template", dir) < 0)
+    if (find_signing_dir(root, &dir, err) < 0)
         return -1;
+    if (asprintf(&json, "%s/files.json", dir) < 0 || asprintf(&src, "%s/source-template", dir) < 0)
+        return rs_fail(err, "out of memory");
     if (load_json_file(t, json, err) < 0)
         return -1;
     if (stat(src, &st) == 0 && S_ISDIR(st.st_mode))
