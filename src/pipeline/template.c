@@ -102,8 +102,10 @@ static int load_deb(rs_template *t, const char *path, const char *workdir, rs_er
     if (mkdir(dest, 0755) < 0)
         return rs_fail(err, "%s: %s", dest, strerror(errno));
     free(prefix);
-    if (asprintf(&prefix, "usr/share/code-signing/%s/source-template", t->package) < 0)
+    if (asprintf(&prefix, "usr/share/code-signing/%s/source-template", t->package) < 0) {
+        prefix = NULL;   /* asprintf leaves it undefined: the cleanup would free it again */
         return rs_fail(err, "out of memory");
+    }
     if (rs_deb_extract_tree(path, prefix, dest, &source_template_limits, err) < 0)
         return rs_error_prefix(err, "%s", path);
     if (stat(dest, &st) == 0 && st.st_nlink > 2)   /* has subdirectories: not empty */
