@@ -197,6 +197,7 @@ static int lookup(rs_pkgtree *t, const char *name, rs_node_type *type, char **li
 typedef struct walk {
     char *rest;
     char resolved[PATH_MAX];
+    bool on_file;         /* the last step ended on a regular file */
 } walk;
 
 static int push_front(walk *w, const char *target, rs_error *err)
@@ -227,6 +228,7 @@ static int step(rs_pkgtree *t, walk *w, const char *comp, const char *path, int 
     rs_node_type type = RS_NODE_OTHER;
     int rc;
 
+    w->on_file = false;
     if (!strcmp(comp, "..")) {
         char *slash = strrchr(w->resolved, '/');
 
@@ -258,6 +260,7 @@ static int step(rs_pkgtree *t, walk *w, const char *comp, const char *path, int 
     if (!*w->rest && type != RS_NODE_FILE)
         return rs_fail(err, "%s: not a regular file", path);
     memcpy(w->resolved, candidate, strlen(candidate) + 1);
+    w->on_file = type == RS_NODE_FILE;
     return 0;
 }
 
@@ -287,7 +290,9 @@ int rs_pkgtree_resolve(rs_pkgtree *t, const char *path, char **resolved, rs_erro
     free(w.rest);
     if (rc < 0)
         return -1;
-    if (!w.resolved[0])
+    /* A walk can also end on "..", or on a symlink to "." or to nothing,
+     * where no step checked what it ended on. */
+    if (!w.on_file)
         return rs_fail(err, "%s: not a regular file", path);
     *resolved = strdup(hardlink_target(t, w.resolved));
     return *resolved ? 0 : rs_fail(err, "out of memory");
