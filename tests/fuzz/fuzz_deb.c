@@ -26,6 +26,7 @@
 #include "fuzz_keys.h"
 #include "pipeline/deb.h"
 #include "pipeline/files_json.h"
+#include "pipeline/pkgtree.h"
 
 /* Everything under usr/ is extracted, not just a template's
  * source-template/, so mutated seeds need not keep the long prefix. */
@@ -117,6 +118,32 @@ static int check_extracted(const char *path, const struct stat *st, int type, st
     return 0;
 }
 
+/* The entries' names (the first 64) as files.json paths, through the
+ * resolver that follows the package's symlinks: a path that resolves must
+ * end on a regular file the index lists, and one refused must say why. */
+static void resolve_all(const rs_deb_index *idx)
+{
+    rs_pkgtree tree = { .origin = strdup(in_path), .root_fd = -1, .is_deb = true };
+
+    if (!tree.origin)
+        fuzz_die("strdup", NULL);
+    for (size_t i = 0; i < idx->count && i < 64; i++) {
+        _cleanup_free_ char *resolved = NULL;
+        const rs_deb_entry *e;
+        rs_error err = { "" };
+
+        if (rs_pkgtree_resolve(&tree, idx->entries[i].name, &resolved, &err) < 0) {
+            if (!err.msg[0])
+                fuzz_bug("a path was refused without a message", idx->entries[i].name);
+            continue;
+        }
+        e = rs_deb_index_find(&tree.index, resolved);
+        if (!e || e->type != RS_NODE_FILE)
+            fuzz_bug("a path resolved to something the index does not list as a file", resolved);
+    }
+    rs_pkgtree_free(&tree);
+}
+
 /* dir holds nothing, or only `child`. */
 static void expect_only(const char *dir, const char *child)
 {
@@ -173,8 +200,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_bug("control refused without a message", NULL);
     }
     indexed = rs_deb_index_read(in_path, &idx, &err) == 0;
-    if (indexed)
+    if (indexed) {
         check_index(&idx);
+        resolve_all(&idx);
+    }
     /* The index refuses duplicates, the stream does not: only compare
      * the two when the index was built. */
     (void)rs_deb_stream(in_path, want_all, take, indexed ? &idx : NULL, &err);

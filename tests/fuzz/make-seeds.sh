@@ -165,6 +165,9 @@ hostile = {
     "dotdot": [("./usr/../../escape", "file", b"x"), ("./usr/a/../../../escape", "file", b"x")],
     "absolute": [("/usr/abs", "file", b"x"), ("/etc/escape", "file", b"x"), ("//usr//double", "file", b"x")],
     "symlink": [("./usr/l", "sym", "../../../../.."), ("./usr/l/escape", "file", b"x")],
+    # Links the resolver follows inside the package, a loop, and an empty target.
+    "symlink-inside": [("./usr/lib/c", "sym", "b.efi"), ("./usr/lib/d", "sym", "c"), ("./usr/libdir", "sym", "lib"),
+                       ("./usr/loop", "sym", "loop"), ("./usr/empty", "sym", "")],
     "hardlink": [("./usr/f", "file", b"x"), ("./usr/h", "hard", "/etc/passwd"), ("./usr/g", "hard", "./usr/f")],
     "special": [("./usr/dev", "chr", None), ("./usr/fifo", "fifo", None)],
     "duplicate": [("./usr/f", "file", b"x"), ("usr/f", "file", b"y")],
