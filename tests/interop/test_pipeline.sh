@@ -136,6 +136,15 @@ done
 evil link-dir '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/dir/shim/fbx64.efi"}]}}'
 refuses "refuses a directory symlink escaping the package" "$WORK/refused-link-dir" \
     sign_template "$WORK/link-dir.json" --packages "$WORK/evil-roots" --output "$WORK/refused-link-dir"
+# A path that ends on a directory through its last symlink names the path.
+ln -s . "$WORK/evil-roots/shim-unsigned/usr/lib/shim/dot.efi"
+ln -s .. "$WORK/evil-roots/shim-unsigned/usr/lib/shim/up.efi"
+for link in dot up; do
+    evil "link-$link" "{\"shim-unsigned\": {\"files\": [{\"sig_type\": \"efi\", \"file\": \"usr/lib/shim/$link.efi\"}]}}"
+    refuses "refuses a symlink to a directory ($link)" "$WORK/refused-link-$link" \
+        sign_template "$WORK/link-$link.json" --packages "$WORK/evil-roots" --output "$WORK/refused-link-$link"
+    check "the refusal names usr/lib/shim/$link.efi" grep -q "usr/lib/shim/$link.efi: not a regular file" "$WORK/.err"
+done
 evil link-inside '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/inside.efi"}]}}'
 check "follows a symlink that stays inside the package" \
     sign_template "$WORK/link-inside.json" --packages "$WORK/evil-roots" --output "$WORK/inside"
