@@ -18,6 +18,7 @@
 
 typedef struct entry {
     char *rel;            /* <path>, relative to root */
+    char *write_rel;      /* in place: <path> through its last symlinks, the file itself */
     rs_bytes sig;
     char *problem;        /* why it does not fit, or NULL */
     rs_output out;        /* sealed temporary, renamed at the end */
@@ -96,6 +97,17 @@ static char *target_path(const tree_job *t, const entry *e, bool output)
     return asprintf(&p, "%s/%s%s", base, e->rel, suffix) < 0 ? NULL : p;
 }
 
+/* Where the signed file goes: in place, the file itself; else
+ * <output>/<path><suffix>. */
+static char *write_path(const tree_job *t, const entry *e)
+{
+    char *p;
+
+    if (!e->write_rel)
+        return target_path(t, e, true);
+    return asprintf(&p, "%s/%s", t->o->root, e->write_rel) < 0 ? NULL : p;
+}
+
 static int note_problem(entry *e, const char *path, const rs_error *why)
 {
     const char *msg = why->msg;
@@ -116,6 +128,61 @@ static int open_target(const tree_job *t, const entry *e, const char *path, rs_i
     if (rs_open_beneath(t->root_fd, t->o->root, e->rel, false, &fd, err) < 0)
         return rs_error_prefix(err, "%s", path);
     return rs_image_open_fd(img, fd, path, err);
+}
+
+#define MAX_LINK_HOPS 40
+
+/* In place, the new bytes are renamed over the file itself. */
+static bool in_place(const tree_job *t)
+{
+    return !t->o->output && !t->o->suffix;
+}
+
+/* <path> with each symlink in its last component replaced by the link's
+ * target, as openat2 followed it when the file was opened: renamed over
+ * the link instead, a signed copy would take the link's place and leave
+ * the file it leads to unsigned. */
+static int through_last_links(const tree_job *t, const char *rel, char **out, rs_error *err)
+{
+    _cleanup_free_ char *cur = strdup(rel);
+
+    for (int hops = 0; cur && hops <= MAX_LINK_HOPS; hops++) {
+        char target[PATH_MAX], *slash, *next;
+        struct stat st;
+        ssize_t n;
+
+        if (fstatat(t->root_fd, cur, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            return rs_fail(err, "%s", strerror(errno));
+        if (!S_ISLNK(st.st_mode)) {
+            *out = TAKE_PTR(cur);
+            return 0;
+        }
+        if ((n = readlinkat(t->root_fd, cur, target, sizeof(target) - 1)) < 0)
+            return rs_fail(err, "%s", strerror(errno));
+        target[n] = '\0';
+        if (target[0] == '/')
+            return rs_fail(err, "leads outside %s (through \"..\" or a symbolic link)", t->o->root);
+        slash = strrchr(cur, '/');
+        if (asprintf(&next, "%.*s%s", slash ? (int)(slash - cur + 1) : 0, cur, target) < 0)
+            return rs_fail(err, "out of memory");
+        free(cur);
+        cur = next;
+    }
+    return rs_fail(err, cur ? "too many levels of symbolic links" : "out of memory");
+}
+
+/* The name the rename will land on must still be the file that was
+ * checked. */
+static int find_write_name(const tree_job *t, entry *e, rs_error *err)
+{
+    struct stat st;
+
+    if (through_last_links(t, e->rel, &e->write_rel, err) < 0)
+        return -1;
+    if (fstatat(t->root_fd, e->write_rel, &st, 0) < 0 || st.st_dev != e->checked.st_dev ||
+        st.st_ino != e->checked.st_ino)
+        return rs_fail(err, "changed while it was checked");
+    return 0;
 }
 
 /* ctime cannot be set back, so a file written since its check differs
@@ -148,6 +215,8 @@ static int check_one(void *ctx, size_t i, rs_error *err)
         rs_fail(&why, "%s", strerror(errno));
         return note_problem(e, path, &why);
     }
+    if (in_place(t) && find_write_name(t, e, &why) < 0)
+        return note_problem(e, path, &why);
     if (img.format->binding_needs_cert && !t->o->cert) {
         rs_fail(&why, "%s signatures carry no certificate: pass --cert to check them", img.format->name);
         return note_problem(e, path, &why);
@@ -168,12 +237,12 @@ static int write_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
     entry *e = &t->entries[i];
-    _cleanup_free_ char *in = target_path(t, e, false), *out = target_path(t, e, true);
+    _cleanup_free_ char *in = target_path(t, e, false), *out = NULL;
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     rs_edit edit = { .remove_index = -1, .append = &e->sig, .n_append = 1 };
     struct stat now;
 
-    if (!in || !out)
+    if (!in || !(out = write_path(t, e)))
         return rs_fail(err, "out of memory");
     if (open_target(t, e, in, &img, err) < 0)
         return -1;
@@ -187,10 +256,50 @@ static int write_one(void *ctx, size_t i, rs_error *err)
     return 0;
 }
 
+static int cmp_file(const void *a, const void *b)
+{
+    const entry *x = *(entry *const *)a, *y = *(entry *const *)b;
+
+    if (x->checked.st_dev != y->checked.st_dev)
+        return x->checked.st_dev < y->checked.st_dev ? -1 : 1;
+    if (x->checked.st_ino != y->checked.st_ino)
+        return x->checked.st_ino < y->checked.st_ino ? -1 : 1;
+    return strcmp(x->rel, y->rel);
+}
+
+/* In place, two names of one file (a symlink and its target, or hard
+ * links) would each rename a signed copy over it, and the last would
+ * drop the other's signature: both are reported instead. */
+static int note_same_files(tree_job *t, rs_error *err)
+{
+    _cleanup_free_ entry **by_file = calloc(t->count ? t->count : 1, sizeof(*by_file));
+    size_t n = 0;
+
+    if (!by_file)
+        return rs_fail(err, "out of memory");
+    for (size_t i = 0; i < t->count; i++)
+        if (!t->entries[i].problem)
+            by_file[n++] = &t->entries[i];
+    qsort(by_file, n, sizeof(*by_file), cmp_file);
+    for (size_t i = 1; i < n; i++) {
+        entry *a = by_file[i - 1], *b = by_file[i];
+
+        if (a->checked.st_dev != b->checked.st_dev || a->checked.st_ino != b->checked.st_ino)
+            continue;
+        if (asprintf(&b->problem, "%s/%s: the same file as %s/%s; in place, only one signature can be attached to it",
+                     t->o->root, b->rel, t->o->root, a->rel) < 0) {
+            b->problem = NULL;
+            return rs_fail(err, "out of memory");
+        }
+    }
+    return 0;
+}
+
 static void job_free(tree_job *t)
 {
     for (size_t i = 0; i < t->count; i++) {
         free(t->entries[i].rel);
+        free(t->entries[i].write_rel);
         free(t->entries[i].problem);
         rs_bytes_free(&t->entries[i].sig);
         rs_output_abort(&t->entries[i].out);
@@ -233,6 +342,8 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
         rc = rs_batch_run(t.count, o->jobs, check_one, &t, err);
         rs_progress_finish(&t.progress);
     }
+    if (rc == 0 && in_place(&t))
+        rc = note_same_files(&t, err);
     if (rc == 0)
         rc = take_problems(&t, report, err);
     if (rc == 0 && o->checked)

@@ -286,6 +286,25 @@ check "attach-tree follows a symlink that stays inside the root" \
     "$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/in-root"
 check "... and signs the file it leads to" sbverify --cert "$WORK/db.crt" "$WORK/in-root/usr/lib/shim-real/fbx64.efi"
 check "... keeping the symlink" test -L "$WORK/in-root/usr/lib/shim"
+# In place, a target that is itself a symlink: the file it leads to is
+# signed and the link stays; two names of one file are refused.
+mkdir -p "$WORK/link-root/usr/lib/shim"
+cp "$unsigned_root/usr/lib/shim/fbx64.efi" "$WORK/link-root/usr/lib/shim/fb-real.efi"
+ln -s fb-real.efi "$WORK/link-root/usr/lib/shim/fbx64.efi"
+cp "$unsigned_root/usr/lib/shim/mmx64.efi" "$WORK/link-root/usr/lib/shim/mmx64.efi"
+cp -a "$WORK/link-root" "$WORK/link-root.orig"
+mkdir -p "$WORK/two-names/usr/lib/shim"
+cp "$sigs/usr/lib/shim/fbx64.efi.sig" "$WORK/two-names/usr/lib/shim/fbx64.efi.sig"
+cp "$sigs/usr/lib/shim/fbx64.efi.sig" "$WORK/two-names/usr/lib/shim/fb-real.efi.sig"
+"$REPROSIGN" attach-tree --quiet --signatures "$WORK/two-names" --root "$WORK/link-root" 2>"$WORK/two.err"
+rc=$?
+check "attach-tree in place refuses two signatures for one file (a symlink and its target)" test "$rc" -eq 1
+check "... naming both" grep -q 'link-root/usr/lib/shim/fbx64.efi: the same file as .*link-root/usr/lib/shim/fb-real.efi' "$WORK/two.err"
+check "... and writes nothing" diff -r "$WORK/link-root" "$WORK/link-root.orig"
+check "attach-tree in place through a symlink" \
+    "$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/link-root"
+check "... signs the file the symlink leads to" sbverify --cert "$WORK/db.crt" "$WORK/link-root/usr/lib/shim/fb-real.efi"
+check "... and keeps the symlink" test -L "$WORK/link-root/usr/lib/shim/fbx64.efi"
 refuses "attach-tree with a root that does not exist" "" \
     "$REPROSIGN" attach-tree --signatures "$sigs" --root "$WORK/no-such-root"
 finish
