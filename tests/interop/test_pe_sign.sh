@@ -70,6 +70,20 @@ cp "$efi" "$WORK/inplace.efi"
 check "attach in place" "$REPROSIGN" attach "$WORK/rs.sig" "$WORK/inplace.efi"
 check "... gives the same bytes" same_bytes "$WORK/inplace.efi" "$WORK/a.efi"
 check "attach keeps the file mode" bash -c "chmod 0751 '$WORK/inplace.efi' && '$REPROSIGN' strip '$WORK/inplace.efi' && [ \$(stat -c %a '$WORK/inplace.efi') = 751 ]"
+# In place through a symlink, the file it leads to changes and the link
+# stays, as with sbattach.
+mkdir -p "$WORK/links"
+cp "$efi" "$WORK/links/real.efi"
+ln -s real.efi "$WORK/links/link.efi"
+cp "$efi" "$WORK/links/sb-real.efi"
+ln -s sb-real.efi "$WORK/links/sb-link.efi"
+sbattach --attach "$WORK/rs.sig" "$WORK/links/sb-link.efi" >/dev/null 2>&1
+check "attach in place through a symlink" "$REPROSIGN" attach "$WORK/rs.sig" "$WORK/links/link.efi"
+check "... signs the file it leads to, as sbattach does" same_bytes "$WORK/links/real.efi" "$WORK/links/sb-real.efi"
+check "... and keeps the symlink" test -L "$WORK/links/link.efi"
+check "strip in place through a symlink" "$REPROSIGN" strip "$WORK/links/link.efi"
+check "... restores the file it leads to" same_bytes "$WORK/links/real.efi" "$efi"
+check "... and keeps the symlink" test -L "$WORK/links/link.efi"
 check "sign --addcert embeds the extra certificate" bash -c "
     '$REPROSIGN' sign --addcert '$WORK/other.crt' --key '$WORK/db.key' --cert '$WORK/db.crt' '$efi' --output '$WORK/chain.efi' &&
     '$REPROSIGN' detach '$WORK/chain.efi' --output '$WORK/chain.sig' &&
