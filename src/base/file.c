@@ -593,6 +593,19 @@ static int mkdir_missing(char *dir, rs_error *err)
     return 0;
 }
 
+int rs_replace_path(const char *path, int fd, char **out, rs_error *err)
+{
+    _cleanup_free_ char *real = realpath(path, NULL);
+    struct stat opened, now;
+
+    if (!real)
+        return rs_fail(err, "%s", strerror(errno));
+    if (fstat(fd, &opened) < 0 || stat(real, &now) < 0 || opened.st_dev != now.st_dev || opened.st_ino != now.st_ino)
+        return rs_fail(err, "changed while it was read");
+    *out = TAKE_PTR(real);
+    return 0;
+}
+
 int rs_mkdir_parents(const char *path, rs_error *err)
 {
     _cleanup_free_ char *copy = strdup(path);

@@ -71,6 +71,13 @@ int rs_output_commit(rs_output *out, rs_error *err);
 void rs_output_abort(rs_output *out);
 #define _cleanup_output_ __attribute__((cleanup(rs_output_abort)))
 
+/* Where an output must go to replace, in place, the file open on fd (opened
+ * as path): path with its symlinks resolved, so the file they lead to is
+ * replaced and the links stay (as sbattach and sign-file write through
+ * them); renamed over path itself, the new bytes would replace a link and
+ * leave its file as it was. Fails if path no longer names that file. */
+int rs_replace_path(const char *path, int fd, char **out, rs_error *err);
+
 /* Removes a directory tree, if it exists; used on failure paths, so
  * errors are not reported. */
 void rs_remove_tree(const char *dir);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "base/cleanup.h"
@@ -45,30 +44,14 @@ int rs_sign_options_init(rs_sign_options *opts, const char *hash, bool signing_t
     return 0;
 }
 
-/* In place, the file a symlink leads to is rewritten and the link stays,
- * as sbattach and sign-file write through it: renamed over the link's own
- * path, the new bytes would replace the link and leave its file as it was. */
-static int in_place_target(const rs_image *img, char **target, rs_error *err)
-{
-    _cleanup_free_ char *real = realpath(img->in.path, NULL);
-    struct stat opened, now;
-
-    if (!real)
-        return rs_fail(err, "%s", strerror(errno));
-    if (fstat(img->in.fd, &opened) < 0 || stat(real, &now) < 0 || opened.st_dev != now.st_dev ||
-        opened.st_ino != now.st_ino)
-        return rs_fail(err, "changed while it was read");
-    *target = TAKE_PTR(real);
-    return 0;
-}
-
 static int write_image(rs_image *img, const rs_edit *edit, const char *output, rs_error *err)
 {
     _cleanup_output_ rs_output out = { .fd = -1 };
     _cleanup_free_ char *real = NULL;
     const char *name = output ? output : img->in.path;
 
-    if ((!output && in_place_target(img, &real, err) < 0) ||
+    /* In place through a symlink, the file it leads to is replaced. */
+    if ((!output && rs_replace_path(img->in.path, img->in.fd, &real, err) < 0) ||
         rs_output_open(&out, output ? output : real, img->in.mode, err) < 0 ||
         img->format->write(img, edit, &out, err) < 0 || rs_output_commit(&out, err) < 0)
         return rs_error_prefix(err, "%s", name);

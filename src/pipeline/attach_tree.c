@@ -18,7 +18,7 @@
 
 typedef struct entry {
     char *rel;            /* <path>, relative to root */
-    char *write_rel;      /* in place: <path> through its last symlinks, the file itself */
+    char *write_path;     /* in place: the file itself, through any symlinks */
     rs_bytes sig;
     char *problem;        /* why it does not fit, or NULL */
     rs_output out;        /* sealed temporary, renamed at the end */
@@ -101,11 +101,7 @@ static char *target_path(const tree_job *t, const entry *e, bool output)
  * <output>/<path><suffix>. */
 static char *write_path(const tree_job *t, const entry *e)
 {
-    char *p;
-
-    if (!e->write_rel)
-        return target_path(t, e, true);
-    return asprintf(&p, "%s/%s", t->o->root, e->write_rel) < 0 ? NULL : p;
+    return e->write_path ? strdup(e->write_path) : target_path(t, e, true);
 }
 
 static int note_problem(entry *e, const char *path, const rs_error *why)
@@ -130,59 +126,10 @@ static int open_target(const tree_job *t, const entry *e, const char *path, rs_i
     return rs_image_open_fd(img, fd, path, err);
 }
 
-#define MAX_LINK_HOPS 40
-
 /* In place, the new bytes are renamed over the file itself. */
 static bool in_place(const tree_job *t)
 {
     return !t->o->output && !t->o->suffix;
-}
-
-/* <path> with each symlink in its last component replaced by the link's
- * target, as openat2 followed it when the file was opened: renamed over
- * the link instead, a signed copy would take the link's place and leave
- * the file it leads to unsigned. */
-static int through_last_links(const tree_job *t, const char *rel, char **out, rs_error *err)
-{
-    _cleanup_free_ char *cur = strdup(rel);
-
-    for (int hops = 0; cur && hops <= MAX_LINK_HOPS; hops++) {
-        char target[PATH_MAX], *slash, *next;
-        struct stat st;
-        ssize_t n;
-
-        if (fstatat(t->root_fd, cur, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            return rs_fail(err, "%s", strerror(errno));
-        if (!S_ISLNK(st.st_mode)) {
-            *out = TAKE_PTR(cur);
-            return 0;
-        }
-        if ((n = readlinkat(t->root_fd, cur, target, sizeof(target) - 1)) < 0)
-            return rs_fail(err, "%s", strerror(errno));
-        target[n] = '\0';
-        if (target[0] == '/')
-            return rs_fail(err, "leads outside %s (through \"..\" or a symbolic link)", t->o->root);
-        slash = strrchr(cur, '/');
-        if (asprintf(&next, "%.*s%s", slash ? (int)(slash - cur + 1) : 0, cur, target) < 0)
-            return rs_fail(err, "out of memory");
-        free(cur);
-        cur = next;
-    }
-    return rs_fail(err, cur ? "too many levels of symbolic links" : "out of memory");
-}
-
-/* The name the rename will land on must still be the file that was
- * checked. */
-static int find_write_name(const tree_job *t, entry *e, rs_error *err)
-{
-    struct stat st;
-
-    if (through_last_links(t, e->rel, &e->write_rel, err) < 0)
-        return -1;
-    if (fstatat(t->root_fd, e->write_rel, &st, 0) < 0 || st.st_dev != e->checked.st_dev ||
-        st.st_ino != e->checked.st_ino)
-        return rs_fail(err, "changed while it was checked");
-    return 0;
 }
 
 /* ctime cannot be set back, so a file written since its check differs
@@ -215,7 +162,7 @@ static int check_one(void *ctx, size_t i, rs_error *err)
         rs_fail(&why, "%s", strerror(errno));
         return note_problem(e, path, &why);
     }
-    if (in_place(t) && find_write_name(t, e, &why) < 0)
+    if (in_place(t) && rs_replace_path(path, img.in.fd, &e->write_path, &why) < 0)
         return note_problem(e, path, &why);
     if (img.format->binding_needs_cert && !t->o->cert) {
         rs_fail(&why, "%s signatures carry no certificate: pass --cert to check them", img.format->name);
@@ -299,7 +246,7 @@ static void job_free(tree_job *t)
 {
     for (size_t i = 0; i < t->count; i++) {
         free(t->entries[i].rel);
-        free(t->entries[i].write_rel);
+        free(t->entries[i].write_path);
         free(t->entries[i].problem);
         rs_bytes_free(&t->entries[i].sig);
         rs_output_abort(&t->entries[i].out);
