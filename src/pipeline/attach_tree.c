@@ -21,6 +21,7 @@ typedef struct entry {
     char *write_path;     /* in place: the file itself, through any symlinks */
     rs_bytes sig;
     char *problem;        /* why it does not fit, or NULL */
+    bool carried;         /* the file already carries this very signature */
     rs_output out;        /* sealed temporary, renamed at the end */
     uint64_t size;
     struct stat checked;  /* the file as it was checked, to write the same one */
@@ -141,6 +142,24 @@ static bool same_file(const struct stat *a, const struct stat *b)
            a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
+/* Whether the image already carries these exact bytes among its
+ * signatures: a second run over a tree (after an interrupted one, say)
+ * then leaves the file alone instead of adding the same signature again. */
+static int carries(rs_image *img, const rs_bytes *sig, bool *found, rs_error *err)
+{
+    size_t n = img->format->count(img);
+
+    *found = false;
+    for (size_t k = 0; k < n && !*found; k++) {
+        _cleanup_bytes_ rs_bytes have = { 0 };
+
+        if (img->format->extract(img, k, &have, err) < 0)
+            return -1;
+        *found = have.len == sig->len && !memcmp(have.data, sig->data, sig->len);
+    }
+    return 0;
+}
+
 static int check_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
@@ -168,8 +187,10 @@ static int check_one(void *ctx, size_t i, rs_error *err)
         rs_fail(&why, "%s signatures carry no certificate: pass --cert to check them", img.format->name);
         return note_problem(e, path, &why);
     }
+    if (carries(&img, &e->sig, &e->carried, &why) < 0)
+        return note_problem(e, path, &why);
     max = img.format->max_signatures;
-    if (max && img.format->count(&img) >= max) {
+    if (!e->carried && max && img.format->count(&img) >= max) {
         rs_fail(&why, "already carries a signature");
         return note_problem(e, path, &why);
     }
@@ -186,9 +207,13 @@ static int write_one(void *ctx, size_t i, rs_error *err)
     entry *e = &t->entries[i];
     _cleanup_free_ char *in = target_path(t, e, false), *out = NULL;
     _cleanup_image_ rs_image img = { .in.fd = -1 };
-    rs_edit edit = { .remove_index = -1, .append = &e->sig, .n_append = 1 };
+    rs_edit edit = { .remove_index = -1, .append = &e->sig, .n_append = e->carried ? 0 : 1 };
     struct stat now;
 
+    if (e->carried && in_place(t)) {
+        rs_progress_step(&t->progress, e->size);
+        return 0;
+    }
     if (!in || !(out = write_path(t, e)))
         return rs_fail(err, "out of memory");
     if (open_target(t, e, in, &img, err) < 0)
@@ -225,7 +250,7 @@ static int note_same_files(tree_job *t, rs_error *err)
     if (!by_file)
         return rs_fail(err, "out of memory");
     for (size_t i = 0; i < t->count; i++)
-        if (!t->entries[i].problem)
+        if (!t->entries[i].problem && !t->entries[i].carried)
             by_file[n++] = &t->entries[i];
     qsort(by_file, n, sizeof(*by_file), cmp_file);
     for (size_t i = 1; i < n; i++) {
@@ -305,7 +330,8 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
     if (rc == 0)
         rc = rs_sync_filesystem(o->output ? o->output : o->root, err);
     for (size_t i = 0; rc == 0 && i < t.count; i++)
-        rc = rs_output_commit(&t.entries[i].out, err);
+        if (t.entries[i].out.tmp_path)   /* none for a file that already carried its signature */
+            rc = rs_output_commit(&t.entries[i].out, err);
     job_free(&t);
     close(t.root_fd);
     return rc;

@@ -305,6 +305,24 @@ check "attach-tree in place through a symlink" \
     "$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/link-root"
 check "... signs the file the symlink leads to" sbverify --cert "$WORK/db.crt" "$WORK/link-root/usr/lib/shim/fb-real.efi"
 check "... and keeps the symlink" test -L "$WORK/link-root/usr/lib/shim/fbx64.efi"
+# A second run, or one after an interrupted run, leaves a file that already
+# carries its signature as it is instead of adding the signature again.
+mkdir -p "$WORK/again-root/usr/lib"
+cp -a "$unsigned_root/usr/lib/shim" "$WORK/again-root/usr/lib/shim"
+check "attach-tree after one file was done by hand (an interrupted run)" bash -c "
+    '$REPROSIGN' attach '$sigs/usr/lib/shim/fbx64.efi.sig' '$WORK/again-root/usr/lib/shim/fbx64.efi' &&
+    '$REPROSIGN' attach-tree --quiet --signatures '$sigs' --root '$WORK/again-root'"
+check "... leaves one signature on each file" bash -c "
+    for f in fbx64 mmx64; do
+        [ \$('$REPROSIGN' list '$WORK/again-root/usr/lib/shim/'\$f.efi | grep -c '^signature') = 1 ] || exit 1
+        sbverify --cert '$WORK/db.crt' '$WORK/again-root/usr/lib/shim/'\$f.efi >/dev/null || exit 1
+    done"
+cp -a "$WORK/again-root" "$WORK/again-root.1"
+check "a second run over a signed tree" "$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/again-root"
+check "... changes nothing" diff -r "$WORK/again-root" "$WORK/again-root.1"
+check "... and into an output root writes the files as they are" bash -c "
+    '$REPROSIGN' attach-tree --quiet --signatures '$sigs' --root '$WORK/again-root' --output '$WORK/again-out' &&
+    cmp '$WORK/again-out/usr/lib/shim/fbx64.efi' '$WORK/again-root/usr/lib/shim/fbx64.efi'"
 refuses "attach-tree with a root that does not exist" "" \
     "$REPROSIGN" attach-tree --signatures "$sigs" --root "$WORK/no-such-root"
 finish

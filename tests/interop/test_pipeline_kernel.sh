@@ -61,6 +61,12 @@ first=$(grep -m1 '\.ko$' "$WORK/files")
 check "modinfo reads the signer" bash -c "modinfo -F signer '$WORK/signed/$first' | grep -q 'reprosign test db'"
 check "a module signature does not verify with another key" \
     bash -c "! '$REPROSIGN' verify '$WORK/signed/$first' --cert '$WORK/other.crt' >/dev/null 2>&1"
+# The signed tree again, in place: every file already carries its
+# signature (a module can carry only one), so nothing changes.
+cp -a "$WORK/signed" "$WORK/signed.1"
+check "attach-tree over the signed tree again, in place" "$REPROSIGN" attach-tree --quiet \
+    --signatures "$WORK/out/signatures/$pkg" --root "$WORK/signed" --cert "$WORK/db.crt"
+check "... changes nothing" diff -r "$WORK/signed" "$WORK/signed.1"
 
 # One module rebuilt differently: the whole tree is refused, that module named.
 cp -a "$WORK/pkgs/$pkg" "$WORK/tampered"
