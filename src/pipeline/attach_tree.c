@@ -80,8 +80,10 @@ static int collect(tree_job *t, const char *dir, const char *rel, rs_error *err)
                 rc = rs_fail(err, "%s: %s", full, strerror(errno));
             else if (S_ISDIR(st.st_mode))
                 rc = collect(t, dir, child, err);
-            else if (S_ISREG(st.st_mode) && len > 4 && !strcmp(name + len - 4, ".sig"))
-                rc = add_entry(t, child, err);
+            else if (len > 4 && !strcmp(name + len - 4, ".sig"))
+                /* Skipped, a link or a special file would leave its target
+                 * unsigned without a word. */
+                rc = S_ISREG(st.st_mode) ? add_entry(t, child, err) : rs_fail(err, "%s: not a regular file", full);
         }
         free(names[i]);
     }

@@ -266,6 +266,12 @@ check "... and writes nothing" diff -r "$WORK/tampered" "$WORK/tampered.orig"
 "$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/tampered" --output "$WORK/tampered-out" 2>/dev/null
 check "... not even into an output root" bash -c "[ ! -e '$WORK/tampered-out/usr/lib/shim/fbx64.efi' ]"
 refuses "attach-tree with no signatures" "" "$REPROSIGN" attach-tree --signatures "$WORK/roots" --root "$unsigned_root"
+mkdir -p "$WORK/linked-sigs/usr/lib/shim"
+cp "$sigs/usr/lib/shim/fbx64.efi.sig" "$WORK/linked-sigs/usr/lib/shim/"
+ln -s "$sigs/usr/lib/shim/mmx64.efi.sig" "$WORK/linked-sigs/usr/lib/shim/mmx64.efi.sig"
+refuses "attach-tree with a .sig that is a symlink (it would be skipped)" "$WORK/linked-out" \
+    "$REPROSIGN" attach-tree --signatures "$WORK/linked-sigs" --root "$unsigned_root" --output "$WORK/linked-out"
+check "... naming it" grep -q 'linked-sigs/usr/lib/shim/mmx64.efi.sig: not a regular file' "$WORK/.err"
 # Targets are opened beneath the root: a symlink that leads out of it is
 # refused, one that stays inside is followed.
 mkdir -p "$WORK/esc-root/usr/lib" "$WORK/esc-outside"
