@@ -126,6 +126,13 @@ refuses "garbage CMS: verify" "" "$REPROSIGN" verify "$WORK/bad-cms.ko" --cert "
 refuses "garbage CMS: detach" "$WORK/out" "$REPROSIGN" detach "$WORK/bad-cms.ko" --output "$WORK/out"
 head -c 700 /dev/urandom >"$WORK/garbage.sig"
 refuses "garbage CMS: attach" "$WORK/out" "$REPROSIGN" attach "$WORK/garbage.sig" "$u" --output "$WORK/out"
+# sign-file appends to a module that is already signed; the kernel checks
+# only the last signature, and reprosign refuses such a module outright.
+cp "$WORK/s.ko" "$WORK/twice.ko"
+"$SIGN_FILE" sha256 "$WORK/test.key" "$WORK/test.crt" "$WORK/twice.ko"
+refuses "a module sign-file signed twice: list" "" "$REPROSIGN" list "$WORK/twice.ko"
+grep -q 'signed twice' "$WORK/.err" || fail "twice.ko: the error does not say the module is signed twice"
+refuses "a module sign-file signed twice: strip" "$WORK/out" "$REPROSIGN" strip "$WORK/twice.ko" --output "$WORK/out"
 for c in xz zst gz; do
     refuses "$c-compressed module" "$WORK/out" "$REPROSIGN" sign --key "$WORK/test.key" --cert "$WORK/test.crt" \
         --output "$WORK/out" "$WORK/c.ko.$c"

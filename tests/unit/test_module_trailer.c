@@ -117,6 +117,12 @@ static void test_refused(void)
     len = signed_file(buf, 100);
     memset(buf + len - 32, 0, 4);
     CHECK(parse(buf, len, &m, &err) < 0 && strstr(err.msg, "sig_len 0"));
+    /* Signed twice: a second signature over the first one's trailer
+     * (found by fuzz_module, whose strip then gave a file that did not open). */
+    len = signed_file(buf, 100);
+    memset(buf + len, 0x30, 50);
+    module_trailer_encode(50, buf + len + 50);
+    CHECK(parse(buf, len + 50 + MODULE_TRAILER_LEN, &m, &err) < 0 && strstr(err.msg, "signed twice"));
     /* Only the magic and part of the struct: too short to be a trailer. */
     module_trailer_encode(0, buf);
     CHECK(parse(buf + 4, MODULE_TRAILER_LEN - 4, &m, &err) < 0 && strstr(err.msg, "truncated"));

@@ -21,8 +21,21 @@ static int check_struct(const uint8_t *ms, rs_error *err)
     return 0;
 }
 
+static bool ends_with_magic(const rs_input *in, uint64_t len, rs_error *err, int *rc)
+{
+    uint8_t tail[MODULE_SIG_MAGIC_LEN];
+
+    *rc = 0;
+    if (len < sizeof(tail))
+        return false;
+    if ((*rc = rs_input_read(in, len - sizeof(tail), tail, sizeof(tail), err)) < 0)
+        return false;
+    return memcmp(tail, MODULE_SIG_MAGIC, sizeof(tail)) == 0;
+}
+
 int module_trailer_parse(const rs_input *in, module_layout *out, rs_error *err)
 {
+    int rc;
     uint8_t tail[MODULE_TRAILER_LEN];
     size_t n = in->size < sizeof(tail) ? (size_t)in->size : sizeof(tail);
     uint32_t sig_len;
@@ -50,7 +63,12 @@ int module_trailer_parse(const rs_input *in, module_layout *out, rs_error *err)
     out->content_len = in->size - sizeof(tail) - sig_len;
     out->sig_len = sig_len;
     out->is_signed = true;
-    return 0;
+    /* Signed twice (sign-file run on a signed module): the kernel checks
+     * only the last signature, and stripping it would leave a module that
+     * still looks signed, so such a file is not taken for a module. */
+    if (ends_with_magic(in, out->content_len, err, &rc))
+        return rs_fail(err, "module signature covers another signature trailer (signed twice?)");
+    return rc;
 }
 
 void module_trailer_encode(uint32_t sig_len, uint8_t out[MODULE_TRAILER_LEN])
