@@ -30,6 +30,7 @@ typedef struct entry {
 typedef struct tree_job {
     const rs_attach_tree_options *o;
     int root_fd;          /* targets are opened beneath it: none may lead out of the root */
+    bool in_place;        /* new bytes are renamed over the files themselves */
     entry *entries;
     size_t count, cap;
     rs_progress progress;
@@ -129,10 +130,17 @@ static int open_target(const tree_job *t, const entry *e, const char *path, rs_i
     return rs_image_open_fd(img, fd, path, err);
 }
 
-/* In place, the new bytes are renamed over the file itself. */
-static bool in_place(const tree_job *t)
+/* In place: no OUTROOT, or ROOT itself given as OUTROOT. */
+static bool writes_in_place(const tree_job *t)
 {
-    return !t->o->output && !t->o->suffix;
+    struct stat root, out;
+
+    if (t->o->suffix)
+        return false;
+    if (!t->o->output)
+        return true;
+    return fstat(t->root_fd, &root) == 0 && stat(t->o->output, &out) == 0 && root.st_dev == out.st_dev &&
+           root.st_ino == out.st_ino;
 }
 
 /* ctime cannot be set back, so a file written since its check differs
@@ -183,7 +191,7 @@ static int check_one(void *ctx, size_t i, rs_error *err)
         rs_fail(&why, "%s", strerror(errno));
         return note_problem(e, path, &why);
     }
-    if (in_place(t) && rs_replace_path(path, img.in.fd, &e->write_path, &why) < 0)
+    if (t->in_place && rs_replace_path(path, img.in.fd, &e->write_path, &why) < 0)
         return note_problem(e, path, &why);
     if (img.format->binding_needs_cert && !t->o->cert) {
         rs_fail(&why, "%s signatures carry no certificate: pass --cert to check them", img.format->name);
@@ -212,7 +220,7 @@ static int write_one(void *ctx, size_t i, rs_error *err)
     rs_edit edit = { .remove_index = -1, .append = &e->sig, .n_append = e->carried ? 0 : 1 };
     struct stat now;
 
-    if (e->carried && in_place(t)) {
+    if (e->carried && t->in_place) {
         rs_progress_step(&t->progress, e->size);
         return 0;
     }
@@ -306,6 +314,7 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
     memset(report, 0, sizeof(*report));
     if ((t.root_fd = open(o->root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
         return rs_fail(err, "%s: %s", o->root, strerror(errno));
+    t.in_place = writes_in_place(&t);
     rc = collect(&t, o->signatures, "", err);
     if (rc == 0 && t.count == 0)
         rc = rs_fail(err, "%s: no .sig files", o->signatures);
@@ -316,7 +325,7 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
         rc = rs_batch_run(t.count, o->jobs, check_one, &t, err);
         rs_progress_finish(&t.progress);
     }
-    if (rc == 0 && in_place(&t))
+    if (rc == 0 && t.in_place)
         rc = note_same_files(&t, err);
     if (rc == 0)
         rc = take_problems(&t, report, err);

@@ -311,6 +311,11 @@ check "attach-tree in place through a symlink" \
     "$REPROSIGN" attach-tree --quiet --signatures "$sigs" --root "$WORK/link-root"
 check "... signs the file the symlink leads to" sbverify --cert "$WORK/db.crt" "$WORK/link-root/usr/lib/shim/fb-real.efi"
 check "... and keeps the symlink" test -L "$WORK/link-root/usr/lib/shim/fbx64.efi"
+check "... also with ROOT given as OUTROOT" bash -c "
+    cp -a '$WORK/link-root.orig' '$WORK/link-root2' &&
+    '$REPROSIGN' attach-tree --quiet --signatures '$sigs' --root '$WORK/link-root2' --output '$WORK/link-root2/' &&
+    test -L '$WORK/link-root2/usr/lib/shim/fbx64.efi' &&
+    sbverify --cert '$WORK/db.crt' '$WORK/link-root2/usr/lib/shim/fb-real.efi' >/dev/null"
 # A second run, or one after an interrupted run, leaves a file that already
 # carries its signature as it is instead of adding the signature again.
 mkdir -p "$WORK/again-root/usr/lib"
