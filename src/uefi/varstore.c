@@ -225,10 +225,19 @@ static void write_header(uint8_t *h, uint32_t attributes, const uint8_t ts[EFI_T
     memcpy(h + 44, guid->b, 16);
 }
 
+/* A damaged store can hold two live copies of a variable, and firmware
+ * reads the first: every one is marked deleted, or the new copy would stay
+ * hidden behind an old one. */
+static void delete_live_copies(varstore *vs, const char *name, const efi_guid *guid)
+{
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->vars[i].active && efi_guid_equal(&vs->vars[i].guid, guid) && !strcmp(vs->vars[i].name, name))
+            vs->image.data[vs->vars[i].off + 2] &= VAR_IN_DELETED_TRANSITION & VAR_DELETED;
+}
+
 int varstore_set(varstore *vs, const char *name, const efi_guid *guid, uint32_t attributes,
                  const uint8_t timestamp[EFI_TIME_SIZE], const uint8_t *data, size_t len, rs_error *err)
 {
-    const vs_var *old = varstore_find(vs, name, guid);
     uint64_t name_size = 2 * (strlen(name) + 1), pos = vs->free_off, end;
     uint8_t *p;
 
@@ -247,7 +256,6 @@ int varstore_set(varstore *vs, const char *name, const efi_guid *guid, uint32_t 
         p[VAR_HEADER + i + 1] = 0;
     }
     memcpy(p + VAR_HEADER + name_size, data, len);
-    if (old)
-        vs->image.data[old->off + 2] &= VAR_IN_DELETED_TRANSITION & VAR_DELETED;
+    delete_live_copies(vs, name, guid);
     return parse_vars(vs, err);
 }

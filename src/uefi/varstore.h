@@ -54,7 +54,7 @@ static inline const uint8_t *varstore_data(const varstore *vs, const vs_var *v)
 }
 
 /* Writes a new copy of a variable after the last one and marks the old
- * copy deleted. */
+ * copy (every live one, in a damaged store) deleted. */
 int varstore_set(varstore *vs, const char *name, const efi_guid *guid, uint32_t attributes,
                  const uint8_t timestamp[EFI_TIME_SIZE], const uint8_t *data, size_t len, rs_error *err);
 

@@ -82,11 +82,65 @@ static void test_varstore(void)
     varstore_free(&vs);
 }
 
+/* An empty store: a 72-byte firmware volume header, the store header, and
+ * erased space up to len. */
+static void blank_store(uint8_t *buf, size_t len)
+{
+    uint16_t sum = 0;
+
+    memset(buf, 0, 100);
+    memset(buf + 100, 0xff, len - 100);
+    memcpy(buf + 16, efi_guid_nv_data_fv.b, 16);
+    efi_put64(buf + 32, len);
+    memcpy(buf + 40, "_FVH", 4);
+    efi_put16(buf + 48, 72);
+    memcpy(buf + 72, efi_guid_auth_var_store.b, 16);
+    efi_put32(buf + 88, (uint32_t)(len - 72));
+    buf[92] = 0x5a;
+    buf[93] = 0xfe;
+    for (size_t i = 0; i < 72; i += 2)
+        sum = (uint16_t)(sum + efi_le16(buf + i));
+    efi_put16(buf + 50, (uint16_t)-sum);
+}
+
+static bool reads_back(const varstore *vs, const char *name, const uint8_t *data, size_t len)
+{
+    const vs_var *v = varstore_find(vs, name, &efi_guid_global);
+
+    return v && v->data_len == len && !memcmp(varstore_data(vs, v), data, len);
+}
+
+/* A damaged store with two live copies of KEK: a write must retire both,
+ * or the older one keeps hiding the new value. */
+static void test_varstore_two_live_copies(void)
+{
+    static const uint8_t ts[EFI_TIME_SIZE] = { 0xe8, 0x07, 1, 2 };
+    const uint8_t a[] = { 'a' }, b[] = { 'b' }, c[] = { 'c' };
+    uint8_t buf[1024];
+    varstore vs, again;
+    rs_error err;
+
+    blank_store(buf, sizeof(buf));
+    CHECK(varstore_parse(buf, sizeof(buf), &vs, &err) == 0);
+    CHECK(varstore_set(&vs, "KEK", &efi_guid_global, EFI_SECURE_VAR_ATTRS, ts, a, 1, &err) == 0);
+    CHECK(varstore_set(&vs, "KEK", &efi_guid_global, EFI_SECURE_VAR_ATTRS, ts, b, 1, &err) == 0);
+    CHECK(reads_back(&vs, "KEK", b, 1));
+    /* Revive the first copy: now it is live, and the first. */
+    vs.image.data[vs.vars[0].off + 2] = VAR_ADDED;
+    CHECK(varstore_parse(vs.image.data, vs.image.len, &again, &err) == 0);
+    CHECK(reads_back(&again, "KEK", a, 1));
+    CHECK(varstore_set(&again, "KEK", &efi_guid_global, EFI_SECURE_VAR_ATTRS, ts, c, 1, &err) == 0);
+    CHECK(reads_back(&again, "KEK", c, 1));
+    varstore_free(&again);
+    varstore_free(&vs);
+}
+
 int main(void)
 {
     test_guid();
     test_esl();
     test_sbat();
     test_varstore();
+    test_varstore_two_live_copies();
     return harness_finish("test_uefi");
 }
