@@ -248,7 +248,9 @@ int varstore_set(varstore *vs, const char *name, const efi_guid *guid, uint32_t 
         return rs_fail(err, "variable store is full: %s needs %llu bytes, %llu are free", name,
                        (unsigned long long)(end - pos), (unsigned long long)(vs->store_end - pos));
     p = vs->image.data + pos;
-    if (!erased(p, end - pos))
+    /* All of it, as firmware checks at boot: leftovers after the new copy
+     * would join the chain of variables and read as variables. */
+    if (!erased(p, vs->store_end - pos))
         return rs_fail(err, "variable store's free space at offset 0x%llx is not erased", (unsigned long long)pos);
     write_header(p, attributes, timestamp, (uint32_t)name_size, (uint32_t)len, guid);
     for (size_t i = 0; i < name_size; i += 2) {

@@ -135,6 +135,31 @@ static void test_varstore_two_live_copies(void)
     varstore_free(&vs);
 }
 
+/* A torn write can leave bytes in the free space. A write that ends right
+ * before a leftover variable header must be refused: the header would
+ * join the chain and read as a variable. */
+static void test_varstore_dirty_free_space(void)
+{
+    static const uint8_t ts[EFI_TIME_SIZE] = { 0xe8, 0x07, 1, 2 };
+    const uint8_t a[] = { 'a' }, b[] = { 'b' };
+    uint8_t buf[1024];
+    varstore vs, dirty;
+    uint64_t record;
+    rs_error err;
+
+    blank_store(buf, sizeof(buf));
+    CHECK(varstore_parse(buf, sizeof(buf), &vs, &err) == 0);
+    CHECK(varstore_set(&vs, "KEK", &efi_guid_global, EFI_SECURE_VAR_ATTRS, ts, a, 1, &err) == 0);
+    /* A copy of that record where the next one of its size will end. */
+    record = vs.free_off - vs.vars[0].off;
+    memcpy(vs.image.data + vs.free_off + record, vs.image.data + vs.vars[0].off, record);
+    CHECK(varstore_parse(vs.image.data, vs.image.len, &dirty, &err) == 0 && dirty.n == 1);
+    CHECK(varstore_set(&dirty, "KEK", &efi_guid_global, EFI_SECURE_VAR_ATTRS, ts, b, 1, &err) < 0);
+    CHECK(strstr(err.msg, "not erased") != NULL);
+    varstore_free(&dirty);
+    varstore_free(&vs);
+}
+
 int main(void)
 {
     test_guid();
@@ -142,5 +167,6 @@ int main(void)
     test_sbat();
     test_varstore();
     test_varstore_two_live_copies();
+    test_varstore_dirty_free_space();
     return harness_finish("test_uefi");
 }
