@@ -72,6 +72,11 @@ static int make_id(rs_request *r, rs_error *err)
         p += *v == ':' ? sprintf(p, "%%3a") : sprintf(p, "%c", *v);
     sprintf(p, "_%s", r->architecture);
     r->id = id;
+    /* Each field is valid, but package names have no length limit and each
+     * ':' of the version becomes three characters: the id must still be one
+     * `service release` accepts, or a held request could never be released. */
+    if (!rs_valid_request_id(id))
+        return rs_fail(err, "its id is %zu characters, too long for a request id", strlen(id));
     return 0;
 }
 
