@@ -52,7 +52,7 @@ static bool valid_arch(const char *a)
 
 bool rs_valid_request_id(const char *id)
 {
-    if (!id || !*id || strlen(id) > 512 || id[0] == '.')
+    if (!id || !*id || strlen(id) > RS_REQUEST_ID_MAX || id[0] == '.')
         return false;
     for (const char *p = id; *p; p++)
         if (!isalnum((unsigned char)*p) && !strchr(".+~-_%", *p))

@@ -5,6 +5,7 @@
 #ifndef RS_REQUESTS_H
 #define RS_REQUESTS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -32,6 +33,10 @@ void rs_request_list_free(rs_request_list *l);
 /* Debian version syntax: [epoch:]upstream[-revision], upstream starting
  * with a digit, from the characters policy allows. */
 bool rs_valid_version(const char *v);
+/* A request id names the request's directories (staging/<id>, and
+ * OUTPUT/<id>/ made through OUTPUT/.<id>.partial-XXXXXX): each must fit in
+ * one file name. */
+#define RS_REQUEST_ID_MAX (NAME_MAX - sizeof("..partial-XXXXXX") + 1)
 /* A request id as made above (what `service release` accepts). */
 bool rs_valid_request_id(const char *id);
 

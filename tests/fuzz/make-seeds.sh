@@ -284,11 +284,11 @@ seed("requests-duplicate-key.json", 0, '{"packages": [], "packages": [' + req("s
 seed("requests-not-a-list.json", 0, '{"packages": {"shim": "16.1-2"}}\n')
 seed("requests-missing.json", 0, '{"packages": [{"package": "shim", "version": "16.1-2", "suite": 7}]}\n')
 seed("requests-array.json", 0, '[{"packages": []}]\n')
-# Ids just under the 512 characters a request id may have (508 and 501):
+# Ids just under the 239 characters a request id may have (237 and 231):
 # a long package name, and a version with many ':', each "%3a" in the id.
 seed("requests-long-id.json", 0, '{"packages": [\n' + ",\n".join([
-    req("a" * 496, "1.0-1"),
-    req("a" * 340, "1:" + "1:1" * 30),
+    req("a" * 225, "1.0-1"),
+    req("a" * 170, "1:" + "1:1" * 10),
 ]) + "\n]}\n")
 
 # Packages stanzas: the one the fuzzer asks for (shim-unsigned 16.1-2
