@@ -82,8 +82,8 @@ static int collect(tree_job *t, const char *dir, const char *rel, rs_error *err)
             else if (S_ISDIR(st.st_mode))
                 rc = collect(t, dir, child, err);
             else if (len > 4 && !strcmp(name + len - 4, ".sig"))
-                /* Skipped, a link or a special file would leave its target
-                 * unsigned without a word. */
+                /* A link or a special file is refused: skipped, it would
+                 * leave its file unsigned without a word. */
                 rc = S_ISREG(st.st_mode) ? add_entry(t, child, err) : rs_fail(err, "%s: not a regular file", full);
         }
         free(names[i]);
@@ -251,7 +251,7 @@ static int cmp_file(const void *a, const void *b)
 
 /* In place, two names of one file (a symlink and its target, or hard
  * links) would each rename a signed copy over it, and the last would
- * drop the other's signature: both are reported instead. */
+ * drop the other's signature: the second is reported, naming the first. */
 static int note_same_files(tree_job *t, rs_error *err)
 {
     _cleanup_free_ entry **by_file = calloc(t->count ? t->count : 1, sizeof(*by_file));
