@@ -18,7 +18,8 @@ const rs_command cmd_attach = {
              "Appends the DER signature SIG to FILE, in place unless --output is given.\n"
              "Refuses a signature whose signed digest differs from FILE's own digest:\n"
              "that is what a build that did not reproduce looks like. Kernel module\n"
-             "signatures carry no certificate: --cert names the signer's, to check them.",
+             "signatures carry no certificate: --cert names the signer's, to check them.\n"
+             "In place, a FILE that is a symlink has the file it leads to rewritten.",
     .run = run,
     .options = longopts,
 };

@@ -29,7 +29,9 @@ const rs_command cmd_attach_tree = {
              "OUTROOT/<path><SUFFIX> (or ROOT/<path><SUFFIX> in place). Every signature is\n"
              "checked against its file's own digest first; if any does not fit, each such\n"
              "file is reported and nothing is written. Kernel module signatures carry no\n"
-             "certificate: --cert names the signer's so they can be checked.",
+             "certificate: --cert names the signer's so they can be checked. A file that\n"
+             "already carries its signature is left as it is, so running again finishes\n"
+             "an interrupted run. In place, a symlink's file is rewritten and the link kept.",
     .run = run,
     .options = longopts,
 };

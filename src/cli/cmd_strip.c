@@ -18,7 +18,8 @@ const rs_command cmd_strip = {
              "only signature N. For an EFI image the result is the image data padded to\n"
              "8 bytes with a recomputed checksum, as 'sbattach --remove' writes it: an\n"
              "image that was 8-byte aligned with a valid checksum before signing comes\n"
-             "back byte for byte.",
+             "back byte for byte. In place, a FILE that is a symlink has the file it leads\n"
+             "to rewritten.",
     .run = run,
     .options = longopts,
 };
