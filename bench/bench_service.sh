@@ -2,6 +2,8 @@
 # Socket signing throughput of the signing service (signatures/s with 1, 8
 # and 50 concurrent clients) against one process signing the same digests
 # as a batch with the same key. Goal: at 8 clients, at least 80% of batch.
+# Then a kernel flavour signed with sign-template --via against
+# sign-template with the key (files/s, whole runs).
 #   bench/bench_service.sh [BUILD-DIR] [SIGNATURES]     (env: ROUNDS, BENCH_DIR)
 set -euo pipefail
 build=${1:-build}
@@ -54,6 +56,40 @@ for run in "1 1" "8 1" "50 1" "8 2"; do
     printf '%-34s %10.0f %10.0f %7.0f%%\n' "$label" "$(cut -d' ' -f1 "$work/pairs" | median)" \
         "$(cut -d' ' -f2 "$work/pairs" | median)" "$(cut -d' ' -f3 "$work/pairs" | median)"
 done
+
+# A whole kernel flavour (its vmlinuz and every module) through the
+# socket: sign-template --via, one process with a connection per worker,
+# against sign-template with the key itself, each pair run back to back.
+# Both digest the same 100 MB, so this is the socket's share of a real job.
+fixtures=${FIXTURES:-$src/build/fixtures}
+bash "$src/tests/fetch-fixtures.sh" "$fixtures" kernel >/dev/null
+kroot=$(readlink -f "$fixtures/kernel")
+pkg=$(basename "$kroot")
+mkdir -p "$work/pkgs"
+ln -s "$kroot" "$work/pkgs/$pkg"
+(cd "$kroot" && find boot/vmlinuz-* lib/modules -type f \( -name 'vmlinuz-*' -o -name '*.ko' \) | sort) |
+    python3 -c "
+import json, sys
+files = [l.strip() for l in sys.stdin if l.strip()]
+print(json.dumps({'$pkg': {'files': [
+    {'sig_type': 'efi' if 'vmlinuz' in f else 'linux-module', 'file': f} for f in files]}}))" >"$work/files.json"
+nfiles=$(python3 -c "import json; print(len(json.load(open('$work/files.json'))['$pkg']['files']))")
+: >"$work/pairs"
+for _ in $(seq "$rounds"); do
+    rm -rf "$work/tk" "$work/tv"
+    t0=$(date +%s.%N)
+    "$reprosign" sign-template "$work/files.json" --packages "$work/pkgs" --key "$work/k.pem" --cert "$work/c.pem" \
+        --output "$work/tk" --quiet
+    t1=$(date +%s.%N)
+    "$reprosign" sign-template "$work/files.json" --packages "$work/pkgs" --via "$work/s" --cert "$work/c.pem" \
+        --output "$work/tv" --quiet
+    t2=$(date +%s.%N)
+    cmp -s "$work/tk/signatures.tar.xz" "$work/tv/signatures.tar.xz" || { echo "--via gave other signatures" >&2; exit 1; }
+    echo "$nfiles $t0 $t1 $t2" | awk '{k = $1 / ($3 - $2); v = $1 / ($4 - $3); printf "%.1f %.1f %.2f\n", v, k, 100 * v / k}' \
+        >>"$work/pairs"
+done
+printf '%-34s %10.0f %10.0f %7.0f%%\n' "sign-template --via, $nfiles files" "$(cut -d' ' -f1 "$work/pairs" | median)" \
+    "$(cut -d' ' -f2 "$work/pairs" | median)" "$(cut -d' ' -f3 "$work/pairs" | median)"
 "$reprosign" log verify "$work/log" | head -1
 
 # What the rows above cannot show: each step of one request alone, on one

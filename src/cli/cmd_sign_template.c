@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "crypto/ossl.h"
 #include "ops/ops.h"
 #include "pipeline/batch.h"
 #include "pipeline/sign_template.h"
+#include "service/remote_signer.h"
 
 static int run(int argc, char **argv);
 
@@ -13,6 +15,7 @@ static const struct option longopts[] = {
     { "packages", required_argument, NULL, 'p' },
     { "key", required_argument, NULL, 'k' },
     { "cert", required_argument, NULL, 'c' },
+    { "via", required_argument, NULL, 'V' },
     { "output", required_argument, NULL, 'o' },
     { "trusted-cert-allowlist", required_argument, NULL, 'a' },
     { "jobs", required_argument, NULL, 'j' },
@@ -26,9 +29,9 @@ static const struct option longopts[] = {
 const rs_command cmd_sign_template = {
     .name = "sign-template",
     .summary = "sign what a Debian signing template lists; make the -signed source package",
-    .usage = "sign-template TEMPLATE --packages DIR --key KEY --cert CERT --output OUTDIR\n"
-             "                      [--trusted-cert-allowlist FILE] [--jobs N] [--hash ALG]\n"
-             "                      [--no-signing-time] [--quiet]\n\n"
+    .usage = "sign-template TEMPLATE --packages DIR (--key KEY | --via SOCKET) --cert CERT\n"
+             "                      --output OUTDIR [--trusted-cert-allowlist FILE] [--jobs N]\n"
+             "                      [--hash ALG] [--no-signing-time] [--quiet]\n\n"
              "TEMPLATE is a template .deb, an unpacked template, or a files.json. DIR holds the\n"
              "unsigned binary packages as .deb files (read in place) or unpacked roots named\n"
              "after their package. Every listed file is checked before anything is signed.\n"
@@ -36,7 +39,11 @@ const rs_command cmd_sign_template = {
              "signatures.tar.xz, manifest.json and, when the template has a source-template/,\n"
              "the <source>-<version>/ tree with its .dsc and .tar.xz (dpkg-source -b).\n"
              "The allowlist lists the SHA-256 fingerprints (one per line) that templates'\n"
-             "trusted_certs may name; by default none may.",
+             "trusted_certs may name; by default none may.\n\n"
+             "--via has the signing service's socket sign instead of a local key: CERT is the\n"
+             "certificate of a key the service holds, and only each file's digest leaves\n"
+             "this machine. The signatures are the same bytes a local key gives. --jobs\n"
+             "then defaults to four per core, so the service always has requests waiting.",
     .run = run,
     .options = longopts,
 };
@@ -51,20 +58,35 @@ static bool parse_jobs(const char *s, unsigned *out)
     return true;
 }
 
+/* Exactly one of a local key and the service's socket. */
+static int open_signer(const char *key, const char *via, const char *cert_spec, rs_signer **key_out,
+                       X509 **cert_out, rs_image_signer **out, rs_error *err)
+{
+    if (via)
+        return rs_cert_open(cert_spec, cert_out, err) < 0 ? -1
+                                                          : rs_image_signer_remote(via, *cert_out, NULL, out, err);
+    if (rs_signer_open(key, cert_spec, key_out, err) < 0)
+        return -1;
+    return rs_image_signer_local(*key_out, out, err);
+}
+
 static int run(int argc, char **argv)
 {
     rs_sign_template_options o = { .progress = true };
-    const char *key = NULL, *cert = NULL, *hash = "sha256";
-    _cleanup_(rs_signerp) rs_signer *signer = NULL;
+    const char *key = NULL, *cert = NULL, *via = NULL, *hash = "sha256";
+    _cleanup_(rs_signerp) rs_signer *key_signer = NULL;
+    _cleanup_(rs_x509p) X509 *via_cert = NULL;
+    _cleanup_(rs_image_signerp) rs_image_signer *signer = NULL;
     bool signing_time = true;
     rs_error err;
     int c, rc;
 
-    while ((c = cli_getopt(&cmd_sign_template, argc, argv, "p:k:c:o:a:j:H:Tqh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_sign_template, argc, argv, "p:k:c:V:o:a:j:H:Tqh", longopts)) != -1) {
         switch (c) {
         case 'p': o.packages_dir = optarg; break;
         case 'k': key = optarg; break;
         case 'c': cert = optarg; break;
+        case 'V': via = optarg; break;
         case 'o': o.output_dir = optarg; break;
         case 'a': o.allowlist = optarg; break;
         case 'j':
@@ -80,12 +102,15 @@ static int run(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return cli_usage(&cmd_sign_template, "expected exactly one TEMPLATE");
-    if (!o.packages_dir || !key || !cert || !o.output_dir)
-        return cli_usage(&cmd_sign_template, "--packages, --key, --cert and --output are required");
+    if (!o.packages_dir || !cert || !o.output_dir || !key == !via)
+        return cli_usage(&cmd_sign_template, "--packages, --cert, --output and one of --key and --via are required");
     o.template_spec = argv[optind];
     if (rs_sign_options_init(&o.sign, hash, signing_time, &err) < 0)
         return cli_usage(&cmd_sign_template, "%s", err.msg);
-    if (rs_signer_open(key, cert, &signer, &err) < 0)
+    /* A worker waits out each round trip: more of them keep the service busy. */
+    if (via && !o.jobs)
+        o.jobs = 4 * (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+    if (open_signer(key, via, cert, &key_signer, &via_cert, &signer, &err) < 0)
         return cli_fail(&err);
     o.signer = signer;
     rs_cancel_on_signals();

@@ -405,8 +405,11 @@ static int sign_one(void *ctx, size_t k, rs_error *err)
 {
     job *j = ctx;
     item *it = j->by_name[k];
+    _cleanup_free_ char *name = NULL;
 
-    if (it->format->sign_digest(&it->digest, j->o->signer, &j->o->sign, &it->sig, err) < 0)
+    if (asprintf(&name, "%s/%s", it->pkg->name, it->file->path) < 0)
+        return rs_fail(err, "out of memory");
+    if (rs_image_signer_sign(j->o->signer, it->format, &it->digest, &j->o->sign, name, &it->sig, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
     rs_sha256(it->sig.data, it->sig.len, it->sig_sha256);
     if (write_sig(j->sigdir, it, err) < 0)

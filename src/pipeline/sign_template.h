@@ -4,8 +4,8 @@
 #ifndef RS_SIGN_TEMPLATE_H
 #define RS_SIGN_TEMPLATE_H
 
-#include "crypto/signer.h"
 #include "formats/format.h"
+#include "ops/image_signer.h"
 
 typedef struct rs_sign_template_options {
     const char *template_spec;   /* template .deb, unpacked root, or files.json */
@@ -14,7 +14,7 @@ typedef struct rs_sign_template_options {
     const char *allowlist;       /* trusted_certs fingerprints allowed; NULL: none */
     unsigned jobs;               /* 0: one per core */
     rs_sign_options sign;
-    rs_signer *signer;
+    rs_image_signer *signer;     /* a local key, or the service's socket */
     bool progress;
 } rs_sign_template_options;
 

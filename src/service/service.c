@@ -432,15 +432,18 @@ static json_t *collect_outputs(const stage *g, rs_error *err)
 
 static int run_pipeline(rs_service *s, const rs_state_row *row, const stage *g, rs_signer *signer, rs_error *err)
 {
+    _cleanup_(rs_image_signerp) rs_image_signer *local = NULL;
     rs_sign_template_options o = {
         .template_spec = g->template_deb,
         .packages_dir = g->debs,
         .output_dir = g->out,
         .allowlist = s->cfg.allowlist,
         .sign = { .md = EVP_sha256(), .signing_time = true, .time = (time_t)row->arrived },
-        .signer = signer,
     };
 
+    if (rs_image_signer_local(signer, &local, err) < 0)
+        return -1;
+    o.signer = local;
     return rs_sign_template(&o, err);
 }
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The build-time socket: 50 clients at once, 20 signatures each, every one
 # byte-identical to signing locally with the same key; each logged; a uid
-# not on the allowlist refused with a clear error.
+# not on the allowlist refused with a clear error; sign-template --via.
 . "$TESTS_DIR/lib.sh"
 need_fixtures shim
 need_tool setpriv
@@ -126,6 +126,40 @@ for i in 2 3 4; do
         cmp '$WORK/p$i.sig' '$WORK/ref/$(basename "${files[$i]}").sig'"
 done
 total=$((total + 3))
+
+# A whole template through the socket: one process, a connection per
+# worker, the same bytes as with the key, and each file logged by name.
+mkdir -p "$WORK/pkgs/test-efi" "$WORK/nobody-out"
+cp "${files[@]}" "$WORK/pkgs/test-efi/"
+chmod -R a+rX "$WORK/pkgs"
+chmod 777 "$WORK/nobody-out"
+python3 -c "
+import json, os, sys
+names = sorted(os.listdir('$WORK/pkgs/test-efi'))
+json.dump({'test-efi': {'files': [{'sig_type': 'efi', 'file': n} for n in names]}}, open('$WORK/files.json', 'w'))"
+chmod a+r "$WORK/files.json"
+"$REPROSIGN" sign-template "$WORK/files.json" --packages "$WORK/pkgs" --key "$WORK/db.key" --cert "$WORK/db.crt" \
+    --output "$WORK/tpl-key" --quiet
+check "sign-template --via signs a template through the socket" \
+    "$REPROSIGN" sign-template "$WORK/files.json" --packages "$WORK/pkgs" --via "$sock" --cert "$WORK/db.crt" \
+    --output "$WORK/tpl-via" --quiet
+check "... with the same signatures.tar.xz as the key gives" cmp "$WORK/tpl-key/signatures.tar.xz" "$WORK/tpl-via/signatures.tar.xz"
+check "... and the same manifest" cmp "$WORK/tpl-key/manifest.json" "$WORK/tpl-via/manifest.json"
+total=$((total + ${#files[@]}))
+check "... each file logged by package and path" test "$(grep -c '"path":"test-efi/[a-z0-9-]*\.efi"' "$WORK/log/entries.jsonl")" = "${#files[@]}"
+refuses "sign-template --via a socket nobody listens on" "$WORK/tpl-none" \
+    "$REPROSIGN" sign-template "$WORK/files.json" --packages "$WORK/pkgs" --via "$WORK/none.sock" \
+    --cert "$WORK/db.crt" --output "$WORK/tpl-none" --quiet
+check "... naming the socket" grep -q "$WORK/none.sock: cannot connect" "$WORK/.err"
+refuses "sign-template --via as a uid not on the allowlist" "$WORK/nobody-out/tpl" \
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+    "$REPROSIGN" sign-template "$WORK/files.json" --packages "$WORK/pkgs" --via "$sock" --cert "$WORK/db.crt" \
+    --output "$WORK/nobody-out/tpl" --quiet
+check "... with the service's reason" grep -q "uid 65534 (gid 65534) is not allowed to use this signing socket" "$WORK/.err"
+check "... leaving nothing in the output's directory" test -z "$(ls -A "$WORK/nobody-out")"
+check "sign-template takes --key or --via, not both" bash -c "
+    '$REPROSIGN' sign-template '$WORK/files.json' --packages '$WORK/pkgs' --via '$sock' --key '$WORK/db.key' \
+        --cert '$WORK/db.crt' --output '$WORK/tpl-both' 2>'$WORK/both.err'; [ \$? = 2 ] && [ ! -e '$WORK/tpl-both' ]"
 
 refuses "a uid not on the allowlist is refused" "$WORK/nobody.sig" \
     setpriv --reuid=65534 --regid=65534 --clear-groups \
