@@ -115,7 +115,7 @@ int rs_image_signer_remote(const char *socket, X509 *cert, STACK_OF(X509) *chain
 {
     _cleanup_(rs_image_signerp) rs_image_signer *s = NULL;
     remote_signer *r = calloc(1, sizeof(*r));
-    rs_client *first;
+    rs_client *probe;
 
     *out = NULL;
     if (!r)
@@ -127,9 +127,11 @@ int rs_image_signer_remote(const char *socket, X509 *cert, STACK_OF(X509) *chain
     s = &r->base;
     if (!(r->socket = strdup(socket)))
         return rs_fail(err, "out of memory");
-    if (!(first = connect_new(r, err)))
+    /* Not kept: the service drops a connection idle for a minute, and
+     * digesting a large template may take longer than that. */
+    if (!(probe = connect_new(r, err)))
         return -1;
-    give_back(r, first);
+    client_free(probe);
     *out = TAKE_PTR(s);
     return 0;
 }
