@@ -5,7 +5,7 @@
 #include "crypto/ossl.h"
 #include "ops/offline.h"
 #include "ops/ops.h"
-#include "service/proto.h"
+#include "service/remote_signer.h"
 
 #define MAX_REQUEST (1024 * 1024)
 #define MAX_SIGNATURE_VALUE (64 * 1024)
@@ -57,20 +57,38 @@ typedef struct sign_args {
     bool detached, signing_time, key_id, prepare;
 } sign_args;
 
+/* A local key, or the service's socket (which holds the key). The chain
+ * of --addcert is embedded either way. */
+static int open_signer(const sign_args *a, rs_signer **key, X509 **cert, STACK_OF(X509) **chain,
+                       rs_image_signer **out, rs_error *err)
+{
+    if (a->via)
+        return rs_cert_open(a->cert, cert, err) < 0 || (a->addcert && rs_load_certs(a->addcert, chain, err) < 0) ||
+                       rs_image_signer_remote(a->via, *cert, *chain, out, err) < 0
+                   ? -1
+                   : 0;
+    if (rs_signer_open(a->key, a->cert, key, err) < 0 || (a->addcert && rs_signer_add_chain(*key, a->addcert, err) < 0))
+        return -1;
+    return rs_image_signer_local(*key, out, err);
+}
+
 static int one_step(const sign_args *a, const rs_sign_options *opts)
 {
     _cleanup_free_ char *default_output = NULL;
-    _cleanup_(rs_signerp) rs_signer *signer = NULL;
+    _cleanup_(rs_signerp) rs_signer *key = NULL;
+    _cleanup_(rs_x509p) X509 *cert = NULL;
+    _cleanup_(rs_x509_stackp) STACK_OF(X509) *chain = NULL;
+    _cleanup_(rs_image_signerp) rs_image_signer *signer = NULL;
     rs_error err;
 
-    if (!a->key || !a->cert)
+    if (a->via && (a->key || !a->cert))
+        return cli_usage(&cmd_sign, "--via needs --cert and takes no --key: the service holds the key");
+    if (!a->via && (!a->key || !a->cert))
         return cli_usage(&cmd_sign, "--key and --cert are required");
     if (!a->output && asprintf(&default_output, "%s%s", a->file, a->detached ? ".sig" : ".signed") < 0)
         return EXIT_FAIL;
-    if (rs_signer_open(a->key, a->cert, &signer, &err) < 0 ||
-        (a->addcert && rs_signer_add_chain(signer, a->addcert, &err) < 0))
-        return cli_fail(&err);
-    if (rs_op_sign(a->file, signer, opts, a->detached, a->output ? a->output : default_output, &err) < 0)
+    if (open_signer(a, &key, &cert, &chain, &signer, &err) < 0 ||
+        rs_op_sign(a->file, signer, opts, a->detached, a->output ? a->output : default_output, &err) < 0)
         return cli_fail(&err);
     return EXIT_OK;
 }
@@ -92,28 +110,6 @@ static int prepare(const sign_args *a, const rs_sign_options *opts)
     if (rs_offline_prepare(a->file, cert, chain, opts, &req, &err) < 0 ||
         rs_offline_request_write(&req, &json, &err) < 0 ||
         rs_write_file(a->output, json, strlen(json), 0644, &err) < 0)
-        return cli_fail(&err);
-    return EXIT_OK;
-}
-
-/* The service signs the one digest; the container is built here. */
-static int via_socket(const sign_args *a, const rs_sign_options *opts)
-{
-    _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
-    _cleanup_(rs_x509p) X509 *cert = NULL;
-    _cleanup_(rs_x509_stackp) STACK_OF(X509) *chain = NULL;
-    _cleanup_bytes_ rs_bytes value = { 0 }, der = { 0 };
-    _cleanup_free_ char *default_output = NULL;
-    rs_error err;
-
-    if (a->key || !a->cert)
-        return cli_usage(&cmd_sign, "--via needs --cert and takes no --key: the service holds the key");
-    if (!a->output && asprintf(&default_output, "%s%s", a->file, a->detached ? ".sig" : ".signed") < 0)
-        return EXIT_FAIL;
-    if (rs_cert_open(a->cert, &cert, &err) < 0 || (a->addcert && rs_load_certs(a->addcert, &chain, &err) < 0) ||
-        rs_offline_prepare(a->file, cert, chain, opts, &req, &err) < 0 || rs_sign_via(a->via, &req, &value, &err) < 0 ||
-        rs_offline_finish(&req, &value, &der, &err) < 0 ||
-        rs_op_emit(a->file, &der, req.cert, a->detached, a->output ? a->output : default_output, &err) < 0)
         return cli_fail(&err);
     return EXIT_OK;
 }
@@ -211,7 +207,5 @@ static int run(int argc, char **argv)
     if (rs_sign_options_init(&opts, a.hash, a.signing_time, &err) < 0)
         return cli_usage(&cmd_sign, "%s", err.msg);
     opts.use_key_id = a.key_id;
-    if (a.via)
-        return via_socket(&a, &opts);
     return a.prepare ? prepare(&a, &opts) : one_step(&a, &opts);
 }

@@ -80,17 +80,19 @@ static int emit(rs_image *img, const rs_bytes *sig, bool detached, const char *o
     return 0;
 }
 
-int rs_op_sign(const char *path, rs_signer *signer, const rs_sign_options *opts, bool detached, const char *output,
-               rs_error *err)
+int rs_op_sign(const char *path, rs_image_signer *signer, const rs_sign_options *opts, bool detached,
+               const char *output, rs_error *err)
 {
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     _cleanup_bytes_ rs_bytes sig = { 0 };
+    rs_digest d;
 
     if (rs_image_open(&img, path, err) < 0)
         return -1;
     if (!detached && check_capacity(&img, err) < 0)
         return -1;
-    if (rs_image_sign(&img, signer, opts, &sig, err) < 0)
+    if (img.format->digest(&img, opts->md, &d, err) < 0 ||
+        rs_image_signer_sign(signer, img.format, &d, opts, path, &sig, err) < 0)
         return rs_error_prefix(err, "%s", path);
     return emit(&img, &sig, detached, output, err);
 }

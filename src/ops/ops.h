@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "formats/format.h"
+#include "ops/image_signer.h"
 
 /* SOURCE_DATE_EPOCH, validated; *set is false when it is unset or empty. */
 int rs_source_date_epoch(time_t *t, bool *set, rs_error *err);
@@ -15,9 +16,10 @@ int rs_source_date_epoch(time_t *t, bool *set, rs_error *err);
  * SOURCE_DATE_EPOCH when set (for reproducible output), else the clock. */
 int rs_sign_options_init(rs_sign_options *opts, const char *hash, bool signing_time, rs_error *err);
 
-/* Signs path. With detached, output receives only the signature. */
-int rs_op_sign(const char *path, rs_signer *signer, const rs_sign_options *opts, bool detached, const char *output,
-               rs_error *err);
+/* Signs path, with a local key or through the service's socket. With
+ * detached, output receives only the signature. */
+int rs_op_sign(const char *path, rs_image_signer *signer, const rs_sign_options *opts, bool detached,
+               const char *output, rs_error *err);
 
 /* Attaches a detached signature after checking it belongs to the image.
  * cert is the signer certificate, needed by formats whose signatures carry

@@ -3,19 +3,33 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/cleanup.h"
 #include "ops/offline.h"
 #include "service/proto.h"
+
+typedef struct idle_client {
+    rs_client *c;
+    time_t since;
+} idle_client;
 
 typedef struct remote_signer {
     rs_image_signer base;
     char *socket;
     STACK_OF(X509) *chain;
     pthread_mutex_t mu;
-    rs_client **idle;            /* open connections no thread is using */
+    idle_client *idle;           /* open connections no thread is using */
     size_t n_idle, cap;
 } remote_signer;
+
+static time_t now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
 
 static void client_free(rs_client *c)
 {
@@ -41,20 +55,25 @@ static rs_client *connect_new(remote_signer *r, rs_error *err)
     return c;
 }
 
+/* A connection left idle for half the service's timeout may be closed
+ * under it (a large template takes a while to digest): a fresh one then. */
 static rs_client *take(remote_signer *r, rs_error *err)
 {
-    rs_client *c = NULL;
+    idle_client got = { 0 };
 
     pthread_mutex_lock(&r->mu);
     if (r->n_idle)
-        c = r->idle[--r->n_idle];
+        got = r->idle[--r->n_idle];
     pthread_mutex_unlock(&r->mu);
-    return c ? c : connect_new(r, err);
+    if (got.c && now() - got.since < RS_PROTO_IDLE_TIMEOUT_S / 2)
+        return got.c;
+    client_free(got.c);
+    return connect_new(r, err);
 }
 
 static void give_back(remote_signer *r, rs_client *c)
 {
-    rs_client **grown;
+    idle_client *grown;
 
     pthread_mutex_lock(&r->mu);
     if (r->n_idle == r->cap && (grown = realloc(r->idle, (r->cap * 2 + 4) * sizeof(*grown)))) {
@@ -62,7 +81,7 @@ static void give_back(remote_signer *r, rs_client *c)
         r->cap = r->cap * 2 + 4;
     }
     if (r->n_idle < r->cap) {
-        r->idle[r->n_idle++] = c;
+        r->idle[r->n_idle++] = (idle_client){ c, now() };
         c = NULL;
     }
     pthread_mutex_unlock(&r->mu);
@@ -98,7 +117,7 @@ static void remote_destroy(rs_image_signer *s)
     remote_signer *r = (remote_signer *)s;
 
     for (size_t i = 0; i < r->n_idle; i++)
-        client_free(r->idle[i]);
+        client_free(r->idle[i].c);
     free(r->idle);
     free(r->socket);
     pthread_mutex_destroy(&r->mu);
@@ -115,7 +134,7 @@ int rs_image_signer_remote(const char *socket, X509 *cert, STACK_OF(X509) *chain
 {
     _cleanup_(rs_image_signerp) rs_image_signer *s = NULL;
     remote_signer *r = calloc(1, sizeof(*r));
-    rs_client *probe;
+    rs_client *first;
 
     *out = NULL;
     if (!r)
@@ -127,11 +146,9 @@ int rs_image_signer_remote(const char *socket, X509 *cert, STACK_OF(X509) *chain
     s = &r->base;
     if (!(r->socket = strdup(socket)))
         return rs_fail(err, "out of memory");
-    /* Not kept: the service drops a connection idle for a minute, and
-     * digesting a large template may take longer than that. */
-    if (!(probe = connect_new(r, err)))
+    if (!(first = connect_new(r, err)))
         return -1;
-    client_free(probe);
+    give_back(r, first);
     *out = TAKE_PTR(s);
     return 0;
 }

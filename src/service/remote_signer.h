@@ -5,9 +5,9 @@
 
 #include "ops/image_signer.h"
 
-/* Connects once now, so a wrong socket fails before any work (a refused
- * uid learns why with its first request); threads signing at once then
- * get a connection each. cert names the
+/* Connects now, so a wrong socket fails before any work (a refused uid
+ * learns why with its first request); threads signing at once get a
+ * connection each. cert names the
  * service's key; chain (may be NULL) is embedded in the signatures. Both
  * are referenced, not taken over. */
 int rs_image_signer_remote(const char *socket, X509 *cert, STACK_OF(X509) *chain, rs_image_signer **out,

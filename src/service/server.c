@@ -19,7 +19,6 @@
 #include "service/proto.h"
 
 #define MAX_CLIENTS 1024
-#define CLIENT_TIMEOUT_S 60
 
 typedef struct client {
     rs_server *server;
@@ -197,7 +196,7 @@ static void refuse(rs_server *s, int fd, const char *why)
 
 static void admit(rs_server *s, int fd)
 {
-    struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_S };
+    struct timeval tv = { .tv_sec = RS_PROTO_IDLE_TIMEOUT_S };
     socklen_t len = sizeof(struct ucred);
     char why[160];
     pthread_attr_t attr;
