@@ -230,10 +230,10 @@ static int read_answer(rs_client *c, rs_bytes *sig, uint64_t *log_index, bool *r
     size_t len;
     bool eof;
 
-    if (rs_frame_next(&c->rd, &msg, &len, &eof, err) < 0)
-        return -1;
-    if (eof)
-        return rs_fail(err, "the service closed the connection without an answer");
+    if (rs_frame_next(&c->rd, &msg, &len, &eof, err) < 0 || eof) {
+        c->broken = true;
+        return eof ? rs_fail(err, "the service closed the connection without an answer") : -1;
+    }
     /* Answers come one per request: anything more is not from a service. */
     if (c->in_flight <= 1 && rs_frame_pending(&c->rd))
         return rs_fail(err, "the service sent more answers than requests");
@@ -260,6 +260,7 @@ int rs_client_send(rs_client *c, const rs_offline_request *r, rs_error *err)
      * error, or the answer to an earlier request) does not. */
     if (read_answer(c, &ignored, NULL, &refused, err) == 0 || !refused)
         *err = send_err;
+    c->broken = !refused;
     rs_bytes_free(&ignored);
     return -1;
 }

@@ -55,6 +55,7 @@ typedef struct rs_client {
     int fd;
     rs_frame_reader rd;
     size_t in_flight;
+    bool broken;                 /* the connection failed (not a refusal) */
     X509 *cert;                  /* the last request's, and its fingerprint: */
     char cert_sha256[65];        /* a client sends many for one certificate */
 } rs_client;

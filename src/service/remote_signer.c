@@ -3,33 +3,19 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/cleanup.h"
 #include "ops/offline.h"
 #include "service/proto.h"
-
-typedef struct idle_client {
-    rs_client *c;
-    time_t since;
-} idle_client;
 
 typedef struct remote_signer {
     rs_image_signer base;
     char *socket;
     STACK_OF(X509) *chain;
     pthread_mutex_t mu;
-    idle_client *idle;           /* open connections no thread is using */
+    rs_client **idle;            /* open connections no thread is using */
     size_t n_idle, cap;
 } remote_signer;
-
-static time_t now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec;
-}
 
 static void client_free(rs_client *c)
 {
@@ -55,25 +41,22 @@ static rs_client *connect_new(remote_signer *r, rs_error *err)
     return c;
 }
 
-/* A connection left idle for half the service's timeout may be closed
- * under it (a large template takes a while to digest): a fresh one then. */
-static rs_client *take(remote_signer *r, rs_error *err)
+/* An open connection if one is idle (*reused), else a new one. */
+static rs_client *take(remote_signer *r, bool *reused, rs_error *err)
 {
-    idle_client got = { 0 };
+    rs_client *c = NULL;
 
     pthread_mutex_lock(&r->mu);
     if (r->n_idle)
-        got = r->idle[--r->n_idle];
+        c = r->idle[--r->n_idle];
     pthread_mutex_unlock(&r->mu);
-    if (got.c && now() - got.since < RS_PROTO_IDLE_TIMEOUT_S / 2)
-        return got.c;
-    client_free(got.c);
-    return connect_new(r, err);
+    *reused = c != NULL;
+    return c ? c : connect_new(r, err);
 }
 
 static void give_back(remote_signer *r, rs_client *c)
 {
-    idle_client *grown;
+    rs_client **grown;
 
     pthread_mutex_lock(&r->mu);
     if (r->n_idle == r->cap && (grown = realloc(r->idle, (r->cap * 2 + 4) * sizeof(*grown)))) {
@@ -81,11 +64,37 @@ static void give_back(remote_signer *r, rs_client *c)
         r->cap = r->cap * 2 + 4;
     }
     if (r->n_idle < r->cap) {
-        r->idle[r->n_idle++] = (idle_client){ c, now() };
+        r->idle[r->n_idle++] = c;
         c = NULL;
     }
     pthread_mutex_unlock(&r->mu);
     client_free(c);
+}
+
+/* A connection that waited in the pool may have been closed meanwhile (the
+ * service drops idle ones, or restarted): the request then goes once more
+ * on a new one. A refusal is an answer, and is not asked again. */
+static int exchange(remote_signer *r, const rs_offline_request *req, rs_bytes *value, rs_error *err)
+{
+    bool reused;
+    rs_client *c = take(r, &reused, err);
+    int rc;
+
+    if (!c)
+        return -1;
+    rc = rs_client_sign(c, req, value, NULL, err);
+    if (rc < 0 && c->broken && reused) {
+        client_free(c);
+        if (!(c = connect_new(r, err)))
+            return -1;
+        rc = rs_client_sign(c, req, value, NULL, err);
+    }
+    if (rc < 0) {
+        client_free(c);   /* what it still holds is not worth sorting out */
+        return rs_error_prefix(err, "%s", r->socket);
+    }
+    give_back(r, c);
+    return 0;
 }
 
 /* The container is built here around the one value the service signs;
@@ -96,19 +105,13 @@ static int remote_sign(rs_image_signer *s, const rs_format *f, const rs_digest *
     remote_signer *r = (remote_signer *)s;
     _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
     _cleanup_bytes_ rs_bytes value = { 0 };
-    rs_client *c;
 
     if (rs_offline_prepare_digest(f, d, s->cert, r->chain, o, &req, err) < 0)
         return -1;
     if (name && !(req.file = strdup(name)))
         return rs_fail(err, "out of memory");
-    if (!(c = take(r, err)))
+    if (exchange(r, &req, &value, err) < 0)
         return -1;
-    if (rs_client_sign(c, &req, &value, NULL, err) < 0) {
-        client_free(c);   /* what it still holds is not worth sorting out */
-        return rs_error_prefix(err, "%s", r->socket);
-    }
-    give_back(r, c);
     return rs_offline_finish(&req, &value, der, err);
 }
 
@@ -117,7 +120,7 @@ static void remote_destroy(rs_image_signer *s)
     remote_signer *r = (remote_signer *)s;
 
     for (size_t i = 0; i < r->n_idle; i++)
-        client_free(r->idle[i].c);
+        client_free(r->idle[i]);
     free(r->idle);
     free(r->socket);
     pthread_mutex_destroy(&r->mu);

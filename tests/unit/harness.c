@@ -1,5 +1,10 @@
 #include "harness.h"
 
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
 int harness_failures;
 
 int harness_finish(const char *name)
@@ -10,4 +15,28 @@ int harness_finish(const char *name)
     }
     printf("%s: all checks passed\n", name);
     return 0;
+}
+
+void harness_make_key(const char *key_path, const char *cert_path)
+{
+    EVP_PKEY *key = EVP_RSA_gen(2048);
+    X509 *cert = X509_new();
+    X509_NAME *name = X509_NAME_new();
+    FILE *f;
+
+    if (!key || !cert || !name ||
+        !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"test", -1, -1, 0) ||
+        !X509_set_version(cert, 2) || !ASN1_INTEGER_set(X509_get_serialNumber(cert), 1) ||
+        !X509_set_subject_name(cert, name) || !X509_set_issuer_name(cert, name) ||
+        !X509_gmtime_adj(X509_getm_notBefore(cert), 0) || !X509_gmtime_adj(X509_getm_notAfter(cert), 86400) ||
+        !X509_set_pubkey(cert, key) || !X509_sign(cert, key, EVP_sha256()))
+        abort();
+    if (!(f = fopen(key_path, "w")) || fchmod(fileno(f), 0600) != 0 ||
+        !PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL) || fclose(f) != 0)
+        abort();
+    if (!(f = fopen(cert_path, "w")) || !PEM_write_X509(f, cert) || fclose(f) != 0)
+        abort();
+    X509_NAME_free(name);
+    X509_free(cert);
+    EVP_PKEY_free(key);
 }

@@ -15,5 +15,7 @@ extern int harness_failures;
     } while (0)
 
 int harness_finish(const char *name);
+/* A self-signed RSA-2048 key and certificate, as PEM files; aborts on failure. */
+void harness_make_key(const char *key_path, const char *cert_path);
 
 #endif

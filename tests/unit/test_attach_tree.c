@@ -5,8 +5,6 @@
  * here. */
 #include <fcntl.h>
 #include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,27 +96,11 @@ static void make_dir(const char *rel)
 /* A self-signed RSA key and certificate, as key.pem and cert.pem. */
 static void make_key(void)
 {
-    EVP_PKEY *key = EVP_RSA_gen(2048);
-    X509 *cert = X509_new();
-    X509_NAME *name = X509_NAME_new();
-    char path[512];
-    FILE *f;
+    char key[512], cert[512];
 
-    if (!key || !cert || !name || !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"test", -1, -1, 0) ||
-        !X509_set_version(cert, 2) || !ASN1_INTEGER_set(X509_get_serialNumber(cert), 1) ||
-        !X509_set_subject_name(cert, name) || !X509_set_issuer_name(cert, name) ||
-        !X509_gmtime_adj(X509_getm_notBefore(cert), 0) || !X509_gmtime_adj(X509_getm_notAfter(cert), 86400) ||
-        !X509_set_pubkey(cert, key) || !X509_sign(cert, key, EVP_sha256()))
-        abort();
-    path_of(path, sizeof(path), "key.pem");
-    if (!(f = fopen(path, "w")) || !PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL) || fclose(f) != 0)
-        abort();
-    path_of(path, sizeof(path), "cert.pem");
-    if (!(f = fopen(path, "w")) || !PEM_write_X509(f, cert) || fclose(f) != 0)
-        abort();
-    X509_NAME_free(name);
-    X509_free(cert);
-    EVP_PKEY_free(key);
+    path_of(key, sizeof(key), "key.pem");
+    path_of(cert, sizeof(cert), "cert.pem");
+    harness_make_key(key, cert);
 }
 
 /* sigs/app.efi.sig for root/app.efi. */
