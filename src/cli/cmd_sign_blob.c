@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "crypto/ossl.h"
 #include "ops/offline.h"
+#include "service/proto.h"
 
 #define MAX_REQUEST (1024 * 1024)
 
@@ -11,34 +12,57 @@ static int run(int argc, char **argv);
 const rs_command cmd_sign_blob = {
     .name = "sign-blob",
     .summary = "offline signing: sign the digest in a request made by 'sign --prepare-offline'",
-    .usage = "sign-blob REQ --key KEY [--cert CERT] --output SIGVALUE\n\n"
+    .usage = "sign-blob REQ (--key KEY [--cert CERT] | --via SOCKET) --output SIGVALUE\n\n"
              "Runs on the offline machine. Checks the request (it must describe a\n"
              "signature this tool would build), checks that KEY belongs to the request's\n"
              "certificate, signs the one digest in it and writes the raw signature value,\n"
-             "for 'reprosign sign --finish'. --cert defaults to the request's certificate.",
+             "for 'reprosign sign --finish'. --cert defaults to the request's certificate.\n"
+             "With --via the signing service signs it instead, with the key it holds for\n"
+             "the request's certificate; the value is checked against that certificate\n"
+             "before it is written.",
     .run = run,
 };
+
+static int sign_with_key(const rs_offline_request *req, const char *key, const char *cert, rs_bytes *value,
+                         rs_error *err)
+{
+    _cleanup_(rs_signerp) rs_signer *signer = NULL;
+
+    if ((cert ? rs_signer_open(key, cert, &signer, err) : rs_signer_open_with_cert(key, req->cert, &signer, err)) < 0)
+        return -1;
+    return rs_offline_sign(req, signer, value, err);
+}
+
+static int sign_via(const rs_offline_request *req, const char *socket, rs_bytes *value, rs_error *err)
+{
+    _cleanup_(rs_client_close) rs_client c = { .fd = -1 };
+
+    if (rs_client_open(socket, &c, err) < 0 || rs_client_sign(&c, req, value, NULL, err) < 0)
+        return rs_error_prefix(err, "%s", socket);
+    return rs_offline_check_value(req, value, err);
+}
 
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "key", required_argument, NULL, 'k' },
         { "cert", required_argument, NULL, 'c' },
+        { "via", required_argument, NULL, 'V' },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { 0 },
     };
-    const char *key = NULL, *cert = NULL, *output = NULL;
+    const char *key = NULL, *cert = NULL, *via = NULL, *output = NULL;
     _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
-    _cleanup_(rs_signerp) rs_signer *signer = NULL;
     _cleanup_bytes_ rs_bytes text = { 0 }, value = { 0 };
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_sign_blob, argc, argv, "k:c:o:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_sign_blob, argc, argv, "k:c:V:o:h", longopts)) != -1) {
         switch (c) {
         case 'k': key = optarg; break;
         case 'c': cert = optarg; break;
+        case 'V': via = optarg; break;
         case 'o': output = optarg; break;
         case -2: return EXIT_OK;
         default: return EXIT_USAGE;
@@ -46,14 +70,14 @@ static int run(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return cli_usage(&cmd_sign_blob, "expected exactly one REQ");
-    if (!key || !output)
-        return cli_usage(&cmd_sign_blob, "--key and --output are required");
+    if (!output || !key == !via)
+        return cli_usage(&cmd_sign_blob, "--output and one of --key and --via are required");
+    if (via && cert)
+        return cli_usage(&cmd_sign_blob, "--via takes no --cert: the request names its certificate");
     if (rs_read_file(argv[optind], MAX_REQUEST, &text, &err) < 0 ||
         rs_offline_request_read((const char *)text.data, text.len, &req, &err) < 0)
         return cli_fail_file(&err, argv[optind]);
-    if ((cert ? rs_signer_open(key, cert, &signer, &err) : rs_signer_open_with_cert(key, req.cert, &signer, &err)) < 0)
-        return cli_fail(&err);
-    if (rs_offline_sign(&req, signer, &value, &err) < 0)
+    if ((via ? sign_via(&req, via, &value, &err) : sign_with_key(&req, key, cert, &value, &err)) < 0)
         return cli_fail_file(&err, argv[optind]);
     if (rs_write_file(output, value.data, value.len, 0644, &err) < 0)
         return cli_fail_file(&err, output);

@@ -43,7 +43,8 @@ const rs_command cmd_sign_template = {
              "--via has the signing service's socket sign instead of a local key: CERT is the\n"
              "certificate of a key the service holds, and only each file's digest leaves\n"
              "this machine. The signatures are the same bytes a local key gives. --jobs\n"
-             "then defaults to four per core, so the service always has requests waiting.",
+             "then defaults to four per core (at most 64), so the service always has\n"
+             "requests waiting.",
     .run = run,
     .options = longopts,
 };
@@ -56,6 +57,15 @@ static bool parse_jobs(const char *s, unsigned *out)
         return false;
     *out = (unsigned)v;
     return true;
+}
+
+/* A worker waits out each round trip: more of them than cores keep the
+ * service busy, though not so many that they crowd out other clients. */
+static unsigned via_jobs(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return cores < 1 ? 4 : cores >= 16 ? 64 : 4 * (unsigned)cores;
 }
 
 /* Exactly one of a local key and the service's socket. */
@@ -107,9 +117,8 @@ static int run(int argc, char **argv)
     o.template_spec = argv[optind];
     if (rs_sign_options_init(&o.sign, hash, signing_time, &err) < 0)
         return cli_usage(&cmd_sign_template, "%s", err.msg);
-    /* A worker waits out each round trip: more of them keep the service busy. */
     if (via && !o.jobs)
-        o.jobs = 4 * (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+        o.jobs = via_jobs();
     if (open_signer(key, via, cert, &key_signer, &via_cert, &signer, &err) < 0)
         return cli_fail(&err);
     o.signer = signer;

@@ -158,9 +158,7 @@ int rs_offline_sign(const rs_offline_request *r, rs_signer *signer, rs_bytes *si
     return rs_signer_sign_digest(signer, r->tbs.md, r->tbs.bytes, r->tbs.len, sig, err);
 }
 
-/* The signature value must come from the certificate's key: checked
- * before it is wrapped into anything. */
-static int check_value(const rs_offline_request *r, const rs_bytes *sig, rs_error *err)
+int rs_offline_check_value(const rs_offline_request *r, const rs_bytes *sig, rs_error *err)
 {
     if (rs_verify_digest(X509_get0_pubkey(r->cert), r->tbs.md, r->tbs.bytes, r->tbs.len, sig->data, sig->len, err) < 0)
         return rs_fail(err, "the signature value does not verify with the request's certificate");
@@ -172,7 +170,7 @@ int rs_offline_finish(const rs_offline_request *r, const rs_bytes *sig, rs_bytes
     _cleanup_(rs_signerp) rs_signer *s = NULL;
     deferred *d;
 
-    if (check_value(r, sig, err) < 0 || deferred_new(r->cert, r->chain, &d, err) < 0)
+    if (rs_offline_check_value(r, sig, err) < 0 || deferred_new(r->cert, r->chain, &d, err) < 0)
         return -1;
     s = &d->base;
     d->answer = sig;

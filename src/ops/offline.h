@@ -69,6 +69,10 @@ int rs_offline_request_read_known(const char *json, size_t len, const rs_known_c
  * the request's. sig receives the raw signature value. */
 int rs_offline_sign(const rs_offline_request *r, rs_signer *signer, rs_bytes *sig, rs_error *err);
 
+/* Whether a signature value comes from the request's certificate's key
+ * over its tbs digest: checked before it is wrapped into anything. */
+int rs_offline_check_value(const rs_offline_request *r, const rs_bytes *sig, rs_error *err);
+
 /* Assembles the detached signature (DER) from a signature value, which is
  * first checked against the request's certificate. */
 int rs_offline_finish(const rs_offline_request *r, const rs_bytes *sig, rs_bytes *der, rs_error *err);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The build-time socket: 50 clients at once, 20 signatures each, every one
 # byte-identical to signing locally with the same key; each logged; a uid
-# not on the allowlist refused with a clear error; sign-template --via.
+# not on the allowlist refused with a clear error; sign-template --via and
+# sign-blob --via.
 . "$TESTS_DIR/lib.sh"
 need_fixtures shim
 need_tool setpriv
@@ -94,6 +95,11 @@ open('$WORK/file.value', 'wb').write(base64.b64decode(__import__('json').loads(a
     '$REPROSIGN' sign --finish '$WORK/file.req' --signature '$WORK/file.value' --detached --output '$WORK/file.sig' &&
     cmp '$WORK/file.sig' '$WORK/ref/$(basename "${files[1]}").sig'"
 total=$((total + 1))
+check "sign-blob --via has the service sign a request file, which finishes to the local signature" bash -c "
+    '$REPROSIGN' sign-blob '$WORK/file.req' --via '$sock' --output '$WORK/blob.value' &&
+    '$REPROSIGN' sign --finish '$WORK/file.req' --signature '$WORK/blob.value' --detached --output '$WORK/blob.sig' &&
+    cmp '$WORK/blob.sig' '$WORK/ref/$(basename "${files[1]}").sig'"
+total=$((total + 1))
 # Requests sent ahead of their answers are answered in order.
 for i in 2 3 4; do
     "$REPROSIGN" sign --prepare-offline --cert "$WORK/db.crt" --output "$WORK/p$i.req" "${files[$i]}"
@@ -171,6 +177,13 @@ chmod a+r "$WORK/other.crt"
 refuses "a certificate the service holds no key for" "$WORK/other.sig" \
     "$REPROSIGN" sign --via "$sock" --cert "$WORK/other.crt" --detached --output "$WORK/other.sig" "${files[0]}"
 check "... named by its fingerprint" grep -q "holds no key for the request's certificate (certificate_sha256 $(openssl x509 -in "$WORK/other.crt" -outform DER | sha256sum | cut -c1-64))" "$WORK/.err"
+"$REPROSIGN" sign --prepare-offline --cert "$WORK/other.crt" --output "$WORK/other.req" "${files[0]}"
+refuses "sign-blob --via, a request for a certificate the service holds no key for" "$WORK/other.value" \
+    "$REPROSIGN" sign-blob "$WORK/other.req" --via "$sock" --output "$WORK/other.value"
+check "... with the service's reason" grep -q "$WORK/other.req: $sock: the service holds no key" "$WORK/.err"
+check "sign-blob --via takes no --cert" bash -c "
+    '$REPROSIGN' sign-blob '$WORK/file.req' --via '$sock' --cert '$WORK/db.crt' --output '$WORK/x.value' 2>/dev/null
+    [ \$? = 2 ] && [ ! -e '$WORK/x.value' ]"
 refuses "a request that is not one" "" python3 -c "
 import socket, struct, sys
 s = socket.socket(socket.AF_UNIX); s.connect('$sock')
