@@ -82,7 +82,7 @@ static int receive(rs_frame_reader *r, rs_error *err)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            return rs_fail(err, "recv: %s", errno == EAGAIN ? "timed out" : strerror(errno));
+            return rs_fail(err, "recv: %s", errno == EAGAIN ? "no message in time (timed out)" : strerror(errno));
         r->buf.len += (size_t)n;
         return n == 0;
     }
@@ -196,9 +196,15 @@ int rs_client_connect(const char *path, int *fd, rs_error *err)
 
 int rs_client_open(const char *path, rs_client *c, rs_error *err)
 {
+    struct timeval tv = { .tv_sec = RS_PROTO_ANSWER_TIMEOUT_S };
+
     *c = (rs_client){ .fd = -1 };
     if (rs_client_connect(path, &c->fd, err) < 0)
         return -1;
+    if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+        rs_client_close(c);
+        return rs_fail(err, "setsockopt: %s", strerror(errno));
+    }
     c->rd.fd = c->fd;
     return 0;
 }

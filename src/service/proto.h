@@ -17,6 +17,10 @@
 #define RS_PROTO_MAX_FRAME (1024 * 1024)
 /* The service closes a connection that sends nothing for this long. */
 #define RS_PROTO_IDLE_TIMEOUT_S 60
+/* A client gives up on an answer after this long: a wedged service fails
+ * a build instead of hanging it. Generous, since requests queue for a
+ * token that may take a second a signature. */
+#define RS_PROTO_ANSWER_TIMEOUT_S 600
 
 int rs_frame_write(int fd, const char *data, size_t len, rs_error *err);
 

@@ -197,6 +197,36 @@ m = json.dumps(r).encode()
 s = socket.socket(socket.AF_UNIX); s.connect('$sock'); s.sendall(struct.pack('>I', len(m)) + m)
 n = struct.unpack('>I', s.recv(4))[0]; a = s.recv(n).decode()
 sys.stderr.write('reprosign: ' + a + '\n'); sys.exit(1 if 'certificate_sha256 is not a SHA-256 in hex' in a else 3)"
+# A socket that answers with a value the key never made: every --via
+# command checks it against the certificate and writes nothing.
+cat >"$WORK/liar.py" <<'PY'
+import base64, json, os, socket, socketserver, struct, sys
+answer = json.dumps({"ok": True, "signature": base64.b64encode(os.urandom(256)).decode(), "log_index": 0}).encode()
+class Liar(socketserver.BaseRequestHandler):
+    def handle(self):
+        while True:
+            h = self.request.recv(4, socket.MSG_WAITALL)
+            if len(h) < 4:
+                return
+            self.request.recv(struct.unpack(">I", h)[0], socket.MSG_WAITALL)
+            self.request.sendall(struct.pack(">I", len(answer)) + answer)
+socketserver.ThreadingUnixStreamServer.daemon_threads = True
+socketserver.ThreadingUnixStreamServer(sys.argv[1], Liar).serve_forever()
+PY
+python3 "$WORK/liar.py" "$WORK/liar.sock" &
+liar_pid=$!
+for _ in $(seq 100); do [ -S "$WORK/liar.sock" ] && break; sleep 0.1; done
+refuses "sign --via a socket whose value does not verify" "$WORK/liar.sig" \
+    "$REPROSIGN" sign --via "$WORK/liar.sock" --cert "$WORK/db.crt" --detached --output "$WORK/liar.sig" "${files[0]}"
+check "... saying so" grep -q "does not verify with the request's certificate" "$WORK/.err"
+refuses "sign-blob --via the same" "$WORK/liar.value" \
+    "$REPROSIGN" sign-blob "$WORK/file.req" --via "$WORK/liar.sock" --output "$WORK/liar.value"
+check "... saying so" grep -q "does not verify with the request's certificate" "$WORK/.err"
+refuses "sign-template --via the same" "$WORK/tpl-liar" \
+    "$REPROSIGN" sign-template "$WORK/files.json" --packages "$WORK/pkgs" --via "$WORK/liar.sock" \
+    --cert "$WORK/db.crt" --output "$WORK/tpl-liar" --quiet
+check "... saying so" grep -q "does not verify with the request's certificate" "$WORK/.err"
+kill "$liar_pid"
 check "the log is unchanged by refusals" test "$(wc -l <"$WORK/log/entries.jsonl")" = $((total + 1))
 
 kill "$service_pid"; wait "$service_pid"

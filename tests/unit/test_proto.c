@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -133,6 +134,38 @@ static void not_an_answer(const char *text, bool is_refusal, const char *says)
     rs_bytes_free(&sig);
 }
 
+/* A client waits a bounded time for an answer: the timeout is set when it
+ * connects, and running out of it is an error, not a hang. Shortened here
+ * to a tenth of a second on a socket that never answers. */
+static void client_gives_up(void)
+{
+    char dir[] = "/tmp/rs-proto-XXXXXX";
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    struct timeval tv = { 0 }, short_wait = { .tv_usec = 100000 };
+    socklen_t tvlen = sizeof(tv);
+    rs_client c;
+    const char *msg;
+    size_t len;
+    bool eof;
+    rs_error err = { "" };
+    int listener;
+
+    if (!mkdtemp(dir))
+        abort();
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/s", dir);
+    if ((listener = socket(AF_UNIX, SOCK_STREAM, 0)) < 0 || bind(listener, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+        listen(listener, 1) < 0)
+        abort();
+    CHECK(rs_client_open(addr.sun_path, &c, &err) == 0);
+    CHECK(getsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tvlen) == 0 && tv.tv_sec == RS_PROTO_ANSWER_TIMEOUT_S);
+    CHECK(setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &short_wait, sizeof(short_wait)) == 0);
+    CHECK(rs_frame_next(&c.rd, &msg, &len, &eof, &err) < 0 && strstr(err.msg, "timed out"));
+    rs_client_close(&c);
+    close(listener);
+    unlink(addr.sun_path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     static const uint8_t zero[] = { 0, 0, 0, 0 }, huge[] = { 0, 0x10, 0, 1, 'x' }, cut[] = { 0, 0, 0, 9, 'a', 'b' },
@@ -154,5 +187,6 @@ int main(void)
     not_an_answer("{\"ok\":true,\"ok\":true,\"signature\":\"AAAA\"}", false, "not JSON");
     not_an_answer("{\"ok\":false}", true, "refused, with no reason given");
     not_an_answer("{\"ok\":1,\"signature\":\"AAAA\"}", true, "refused, with no reason given");
+    client_gives_up();
     return harness_finish("test_proto");
 }
