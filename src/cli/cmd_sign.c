@@ -62,11 +62,11 @@ typedef struct sign_args {
 static int open_signer(const sign_args *a, rs_signer **key, X509 **cert, STACK_OF(X509) **chain,
                        rs_image_signer **out, rs_error *err)
 {
-    if (a->via)
-        return rs_cert_open(a->cert, cert, err) < 0 || (a->addcert && rs_load_certs(a->addcert, chain, err) < 0) ||
-                       rs_image_signer_remote(a->via, *cert, *chain, out, err) < 0
-                   ? -1
-                   : 0;
+    if (a->via) {
+        if (rs_cert_open(a->cert, cert, err) < 0 || (a->addcert && rs_load_certs(a->addcert, chain, err) < 0))
+            return -1;
+        return rs_image_signer_remote(a->via, *cert, *chain, out, err);
+    }
     if (rs_signer_open(a->key, a->cert, key, err) < 0 || (a->addcert && rs_signer_add_chain(*key, a->addcert, err) < 0))
         return -1;
     return rs_image_signer_local(*key, out, err);

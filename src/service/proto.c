@@ -82,7 +82,7 @@ static int receive(rs_frame_reader *r, rs_error *err)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            return rs_fail(err, "recv: %s", errno == EAGAIN ? "no message in time (timed out)" : strerror(errno));
+            return rs_fail(err, "recv: %s", errno == EAGAIN ? "timed out" : strerror(errno));
         r->buf.len += (size_t)n;
         return n == 0;
     }
@@ -238,7 +238,8 @@ static int read_answer(rs_client *c, rs_bytes *sig, uint64_t *log_index, bool *r
 
     if (rs_frame_next(&c->rd, &msg, &len, &eof, err) < 0 || eof) {
         c->broken = true;
-        return eof ? rs_fail(err, "the service closed the connection without an answer") : -1;
+        return eof ? rs_fail(err, "the service closed the connection without an answer")
+                   : rs_error_prefix(err, "waiting for the service's answer");
     }
     /* Answers come one per request: anything more is not from a service. */
     if (c->in_flight <= 1 && rs_frame_pending(&c->rd))
