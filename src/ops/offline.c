@@ -1,6 +1,7 @@
 #include "ops/offline.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +357,19 @@ static const rs_format *format_named(const char *name)
     return NULL;
 }
 
+/* Informational, but it goes into the service's log: a path's length at
+ * most (a NUL inside is refused as JSON already). */
+static int parse_file(const json_t *v, char **file, rs_error *err)
+{
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v) || json_string_length(v) > PATH_MAX)
+        return rs_fail(err, "file is not a path of at most %d bytes", PATH_MAX);
+    if (!(*file = strdup(json_string_value(v))))
+        return rs_fail(err, "out of memory");
+    return 0;
+}
+
 static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offline_request *r, STACK_OF(X509) *chain,
                         rs_error *err)
 {
@@ -393,9 +407,7 @@ static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offli
             return rs_fail(err, "chain[%zu] is not base64 DER X.509", i);
         }
     }
-    if (json_is_string(json_object_get(doc, "file")) && !(r->file = strdup(json_string_value(json_object_get(doc, "file")))))
-        return rs_fail(err, "out of memory");
-    return 0;
+    return parse_file(json_object_get(doc, "file"), &r->file, err);
 }
 
 int rs_offline_request_read(const char *text, size_t len, rs_offline_request *out, rs_error *err)

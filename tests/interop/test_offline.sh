@@ -61,6 +61,13 @@ check "... says so" grep -q 'tbs_digest does not match' "$WORK/.err"
 python3 -c "
 import json; d=json.load(open('$WORK/req')); d['type']='something'; json.dump(d, open('$WORK/wrongtype','w'))"
 refuses "not a request" "$WORK/v2" "$REPROSIGN" sign-blob "$WORK/wrongtype" --key "$WORK/db.key" --output "$WORK/v2"
+for bad in "'x' * 5000" "5"; do
+    python3 -c "
+import json; d=json.load(open('$WORK/req')); d['file']=$bad; json.dump(d, open('$WORK/badfile','w'))"
+    refuses "a request whose file is not a path ($bad)" "$WORK/v2" \
+        "$REPROSIGN" sign-blob "$WORK/badfile" --key "$WORK/db.key" --output "$WORK/v2"
+    check "... says so" grep -q 'file is not a path of at most 4096 bytes' "$WORK/.err"
+done
 python3 -c "
 import json; d=json.load(open('$WORK/req')); del d['certificate']; d['certificate_sha256']='ab'*32
 json.dump(d, open('$WORK/wire','w'))"
