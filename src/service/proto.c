@@ -166,7 +166,7 @@ int rs_answer_read(const char *msg, size_t len, rs_bytes *sig, uint64_t *log_ind
         const char *why = json_string_value(json_object_get(doc, "error"));
 
         *refused = true;
-        return rs_fail(err, "%s", why ? why : "refused, with no reason given");
+        return rs_fail(err, "%s", why && *why ? why : "refused, with no reason given");
     }
     if (log_index)
         *log_index = (uint64_t)json_integer_value(json_object_get(doc, "log_index"));

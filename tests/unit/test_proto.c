@@ -186,6 +186,7 @@ int main(void)
     not_an_answer("{\"ok\":true,\"signature\":\"%%%\"}", false, "not base64");
     not_an_answer("{\"ok\":true,\"ok\":true,\"signature\":\"AAAA\"}", false, "not JSON");
     not_an_answer("{\"ok\":false}", true, "refused, with no reason given");
+    not_an_answer("{\"ok\":false,\"error\":\"\"}", true, "refused, with no reason given");
     not_an_answer("{\"ok\":1,\"signature\":\"AAAA\"}", true, "refused, with no reason given");
     client_gives_up();
     return harness_finish("test_proto");
