@@ -41,10 +41,10 @@ const rs_command cmd_sign_template = {
              "The allowlist lists the SHA-256 fingerprints (one per line) that templates'\n"
              "trusted_certs may name; by default none may.\n\n"
              "--via has the signing service's socket sign instead of a local key: CERT is the\n"
-             "certificate of a key the service holds, and only each file's digest leaves\n"
-             "this machine. The signatures are the same bytes a local key gives. --jobs\n"
-             "then defaults to four per core (at most 64), so the service always has\n"
-             "requests waiting.",
+             "certificate of a key the service holds, and the service gets only each file's\n"
+             "digest and name (for its log). The signatures are the same bytes a local key\n"
+             "gives. --jobs then defaults to four per core (at most 64), so the service\n"
+             "always has requests waiting.",
     .run = run,
     .options = longopts,
 };
