@@ -2,10 +2,10 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "cli/signer_args.h"
 #include "crypto/ossl.h"
 #include "ops/offline.h"
 #include "ops/ops.h"
-#include "service/remote_signer.h"
 
 #define MAX_REQUEST (1024 * 1024)
 #define MAX_SIGNATURE_VALUE (64 * 1024)
@@ -57,28 +57,10 @@ typedef struct sign_args {
     bool detached, signing_time, key_id, prepare;
 } sign_args;
 
-/* A local key, or the service's socket (which holds the key). The chain
- * of --addcert is embedded either way. */
-static int open_signer(const sign_args *a, rs_signer **key, X509 **cert, STACK_OF(X509) **chain,
-                       rs_image_signer **out, rs_error *err)
-{
-    if (a->via) {
-        if (rs_cert_open(a->cert, cert, err) < 0 || (a->addcert && rs_load_certs(a->addcert, chain, err) < 0))
-            return -1;
-        return rs_image_signer_remote(a->via, *cert, *chain, out, err);
-    }
-    if (rs_signer_open(a->key, a->cert, key, err) < 0 || (a->addcert && rs_signer_add_chain(*key, a->addcert, err) < 0))
-        return -1;
-    return rs_image_signer_local(*key, out, err);
-}
-
 static int one_step(const sign_args *a, const rs_sign_options *opts)
 {
     _cleanup_free_ char *default_output = NULL;
-    _cleanup_(rs_signerp) rs_signer *key = NULL;
-    _cleanup_(rs_x509p) X509 *cert = NULL;
-    _cleanup_(rs_x509_stackp) STACK_OF(X509) *chain = NULL;
-    _cleanup_(rs_image_signerp) rs_image_signer *signer = NULL;
+    _cleanup_(cli_signer_close) cli_signer signer = { 0 };
     rs_error err;
 
     if (a->via && (a->key || !a->cert))
@@ -87,8 +69,8 @@ static int one_step(const sign_args *a, const rs_sign_options *opts)
         return cli_usage(&cmd_sign, "--key and --cert are required");
     if (!a->output && asprintf(&default_output, "%s%s", a->file, a->detached ? ".sig" : ".signed") < 0)
         return EXIT_FAIL;
-    if (open_signer(a, &key, &cert, &chain, &signer, &err) < 0 ||
-        rs_op_sign(a->file, signer, opts, a->detached, a->output ? a->output : default_output, &err) < 0)
+    if (cli_signer_open(&signer, a->key, a->via, a->cert, a->addcert, &err) < 0 ||
+        rs_op_sign(a->file, signer.image, opts, a->detached, a->output ? a->output : default_output, &err) < 0)
         return cli_fail(&err);
     return EXIT_OK;
 }

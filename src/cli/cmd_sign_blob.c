@@ -35,10 +35,8 @@ static int sign_with_key(const rs_offline_request *req, const char *key, const c
 
 static int sign_via(const rs_offline_request *req, const char *socket, rs_bytes *value, rs_error *err)
 {
-    _cleanup_(rs_client_close) rs_client c = { .fd = -1 };
-
-    if (rs_client_open(socket, &c, err) < 0 || rs_client_sign(&c, req, value, NULL, err) < 0)
-        return rs_error_prefix(err, "%s", socket);
+    if (rs_sign_via(socket, req, value, err) < 0)
+        return -1;
     return rs_offline_check_value(req, value, err);
 }
 

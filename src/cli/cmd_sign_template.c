@@ -3,11 +3,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "crypto/ossl.h"
+#include "cli/signer_args.h"
 #include "ops/ops.h"
 #include "pipeline/batch.h"
 #include "pipeline/sign_template.h"
-#include "service/remote_signer.h"
 
 static int run(int argc, char **argv);
 
@@ -68,25 +67,11 @@ static unsigned via_jobs(void)
     return cores < 1 ? 4 : cores >= 16 ? 64 : 4 * (unsigned)cores;
 }
 
-/* Exactly one of a local key and the service's socket. */
-static int open_signer(const char *key, const char *via, const char *cert_spec, rs_signer **key_out,
-                       X509 **cert_out, rs_image_signer **out, rs_error *err)
-{
-    if (via)
-        return rs_cert_open(cert_spec, cert_out, err) < 0 ? -1
-                                                          : rs_image_signer_remote(via, *cert_out, NULL, out, err);
-    if (rs_signer_open(key, cert_spec, key_out, err) < 0)
-        return -1;
-    return rs_image_signer_local(*key_out, out, err);
-}
-
 static int run(int argc, char **argv)
 {
     rs_sign_template_options o = { .progress = true };
     const char *key = NULL, *cert = NULL, *via = NULL, *hash = "sha256";
-    _cleanup_(rs_signerp) rs_signer *key_signer = NULL;
-    _cleanup_(rs_x509p) X509 *via_cert = NULL;
-    _cleanup_(rs_image_signerp) rs_image_signer *signer = NULL;
+    _cleanup_(cli_signer_close) cli_signer signer = { 0 };
     bool signing_time = true;
     rs_error err;
     int c, rc;
@@ -119,9 +104,9 @@ static int run(int argc, char **argv)
         return cli_usage(&cmd_sign_template, "%s", err.msg);
     if (via && !o.jobs)
         o.jobs = via_jobs();
-    if (open_signer(key, via, cert, &key_signer, &via_cert, &signer, &err) < 0)
+    if (cli_signer_open(&signer, key, via, cert, NULL, &err) < 0)
         return cli_fail(&err);
-    o.signer = signer;
+    o.signer = signer.image;
     rs_cancel_on_signals();
     rc = rs_sign_template(&o, &err);
     if (rc < 0 && rs_cancelled())

@@ -287,3 +287,12 @@ int rs_client_sign(rs_client *c, const rs_offline_request *r, rs_bytes *sig, uin
         return -1;
     return rs_client_receive(c, sig, log_index, err);
 }
+
+int rs_sign_via(const char *path, const rs_offline_request *r, rs_bytes *sig, rs_error *err)
+{
+    _cleanup_(rs_client_close) rs_client c = { .fd = -1 };
+
+    if (rs_client_open(path, &c, err) < 0 || rs_client_sign(&c, r, sig, NULL, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    return 0;
+}

@@ -72,5 +72,7 @@ int rs_client_send(rs_client *c, const rs_offline_request *r, rs_error *err);
 int rs_client_receive(rs_client *c, rs_bytes *sig, uint64_t *log_index, rs_error *err);
 /* Sends one request and waits for its signature value. */
 int rs_client_sign(rs_client *c, const rs_offline_request *r, rs_bytes *sig, uint64_t *log_index, rs_error *err);
+/* Connects, signs one request, disconnects. Errors are prefixed with the socket. */
+int rs_sign_via(const char *path, const rs_offline_request *r, rs_bytes *sig, rs_error *err);
 
 #endif
