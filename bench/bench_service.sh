@@ -74,6 +74,9 @@ files = [l.strip() for l in sys.stdin if l.strip()]
 print(json.dumps({'$pkg': {'files': [
     {'sig_type': 'efi' if 'vmlinuz' in f else 'linux-module', 'file': f} for f in files]}}))" >"$work/files.json"
 nfiles=$(python3 -c "import json; print(len(json.load(open('$work/files.json'))['$pkg']['files']))")
+# The kernel's signature carries a signingTime: one fixed time for both, so
+# their tarballs can be compared byte for byte.
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(date +%s)}
 : >"$work/pairs"
 for _ in $(seq "$rounds"); do
     rm -rf "$work/tk" "$work/tv"
