@@ -14,6 +14,9 @@ cd "$(dirname "$0")/.."
 [ "${REPROSIGN_SKIP_DEPS:-0}" = 1 ] || sh scripts/install-deps.sh
 jobs=$(nproc)
 fixtures=$(pwd)/build/fixtures
+# Everything a test needs was just installed: a test that would skip for a
+# missing tool, fixture or privilege fails instead (tests/lib.sh skip).
+export REPROSIGN_REQUIRE_ALL=1
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$jobs"

@@ -40,7 +40,7 @@ if [ -n "$mod" ]; then
     "$REPROSIGN" detach "$WORK/ours.ko" --output "$WORK/mod.sig"
     module_args=(--module "$WORK/ours.ko")
 else
-    echo "note: no kernel fixtures: skipping the kernel-module cases"
+    leave_out "no kernel fixtures: the kernel-module cases"
 fi
 check "the seeds are valid" test -s "$WORK/good.sig" -a -s "$WORK/db.auth"
 

@@ -89,7 +89,7 @@ if [ "$(id -u)" = 0 ] && command -v dpkg-buildpackage >/dev/null && command -v d
             cmp -s '$WORK/$f.mine' '$WORK/built/usr/lib/shim/$f.efi.signed'"
     done
 else
-    echo "note: not root or no debhelper: skipping dpkg-buildpackage"
+    leave_out "not root or no debhelper: the dpkg-buildpackage steps"
 fi
 
 # ---- refusals: each names the entry, signs nothing, leaves no output ----

@@ -8,7 +8,7 @@ source "$(dirname "$0")/../lib.sh"
 MODULE=/usr/lib/softhsm/libsofthsm2.so
 need_tool softhsm2-util
 need_tool pkcs11-tool
-[ -e "$MODULE" ] || { echo "SKIP: $MODULE is not installed"; exit 77; }
+[ -e "$MODULE" ] || skip "$MODULE is not installed"
 need_fixtures shim
 EFI=$FIXTURES/root/shim-unsigned/usr/lib/shim/fbx64.efi
 export SOURCE_DATE_EPOCH=1700000000
@@ -19,7 +19,7 @@ mkdir -p "$WORK/tokens"
 printf 'directories.tokendir = %s\nobjectstore.backend = file\nlog.level = ERROR\n' "$WORK/tokens" >"$WORK/softhsm2.conf"
 export SOFTHSM2_CONF=$WORK/softhsm2.conf
 softhsm2-util --init-token --free --label "reprosign test" --pin 1234 --so-pin 5678 >/dev/null ||
-    { echo "SKIP: cannot create a SoftHSM2 token"; exit 77; }
+    skip "cannot create a SoftHSM2 token"
 p11tool() { pkcs11-tool --module "$MODULE" --token-label "reprosign test" --login --pin 1234 "$@" >/dev/null 2>&1; }
 
 make_key rsa
@@ -32,7 +32,7 @@ p11tool --write-object "$WORK/rsa.key.der" --type privkey --id 01 --label "signi
     p11tool --write-object "$WORK/rsa.der" --type cert --id 01 --label "signing key" &&
     p11tool --write-object "$WORK/ec.key.der" --type privkey --id 02 --label ec &&
     p11tool --write-object "$WORK/ec.der" --type cert --id 02 --label ec ||
-    { echo "SKIP: cannot import keys with pkcs11-tool"; exit 77; }
+    skip "cannot import keys with pkcs11-tool"
 
 MP="module-path=$MODULE"
 KEY="pkcs11:token=reprosign%20test;object=signing%20key;type=private?$MP"

@@ -15,6 +15,10 @@ extern int harness_failures;
     } while (0)
 
 int harness_finish(const char *name);
+/* The exit status of a test that cannot run here: 77 (skipped), or 1 under
+ * REPROSIGN_REQUIRE_ALL=1 (scripts/test.sh), where a skip would hide a
+ * missing dependency. Prints why. */
+int harness_skip(const char *name, const char *why);
 /* A self-signed RSA-2048 key and certificate, as PEM files; aborts on failure. */
 void harness_make_key(const char *key_path, const char *cert_path);
 

@@ -318,8 +318,7 @@ int main(void)
     rs_error err;
 
     if (rs_archive_load(&err) < 0) {
-        fprintf(stderr, "test_deb: %s; skipped\n", err.msg);
-        return 77;
+        return harness_skip("test_deb", err.msg);
     }
     if (!mkdtemp(dir))
         abort();

@@ -161,13 +161,11 @@ int main(void)
     int r;
 
     if (access(MODULE, R_OK) || system("command -v softhsm2-util pkcs11-tool >/dev/null")) {
-        printf("SKIP: SoftHSM2 or pkcs11-tool is not installed\n");
-        return 77;
+        return harness_skip("test_pkcs11_sign", "SoftHSM2 or pkcs11-tool is not installed");
     }
     if (make_token() < 0) {
-        printf("SKIP: cannot set up a SoftHSM2 token\n");
         sh("rm -rf %s", dir);
-        return 77;
+        return harness_skip("test_pkcs11_sign", "cannot set up a SoftHSM2 token");
     }
     test_rsa_equals_pem();
     test_ecdsa(1, EVP_sha256());
