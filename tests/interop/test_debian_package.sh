@@ -9,11 +9,11 @@
 need_tool dpkg-buildpackage; need_tool dh; need_tool git
 src=$(cd "$TESTS_DIR/.." && pwd)
 
-# The package's own tests follow its Build-Depends: there, a missing tool
-# skips (no REPROSIGN_REQUIRE_ALL).
 # The tracked and new files only: no build directories or fixtures.
 mkdir -p "$WORK/pkg/reprosign"
 (cd "$src" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$WORK/pkg/reprosign")
+# The package's own tests follow its Build-Depends: there, a missing tool
+# skips (no REPROSIGN_REQUIRE_ALL).
 check "dpkg-buildpackage -us -uc -b builds the package (and runs its tests)" bash -c "
     cd '$WORK/pkg/reprosign' && env -u REPROSIGN_TEST_PACKAGE -u REPROSIGN_REQUIRE_ALL DEB_BUILD_OPTIONS=parallel=\$(nproc) dpkg-buildpackage -us -uc -b >'$WORK/build.log' 2>&1 ||
     { tail -n 40 '$WORK/build.log'; exit 1; }"
