@@ -21,12 +21,12 @@ export REPROSIGN_REQUIRE_ALL=1
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$jobs"
 bash tests/fetch-fixtures.sh "$fixtures"
-ctest --test-dir build --output-on-failure -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs" -LE slow
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DREPROSIGN_SANITIZE=ON
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs"
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE slow
 
 # The Debian package: dpkg-buildpackage in a copy of the tree (its build runs
 # the network-free tests again), then lintian.
