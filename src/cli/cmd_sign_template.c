@@ -6,6 +6,7 @@
 #include "cli/signer_args.h"
 #include "ops/ops.h"
 #include "pipeline/batch.h"
+#include "pipeline/files_json.h"
 #include "pipeline/sign_template.h"
 
 static int run(int argc, char **argv);
@@ -106,7 +107,7 @@ static int run(int argc, char **argv)
         o.jobs = via_jobs();
     if (cli_signer_open(&signer, key, via, cert, NULL, &err) < 0)
         return cli_fail(&err);
-    o.signer = signer.image;
+    o.signers[SIG_EFI] = o.signers[SIG_LINUX_MODULE] = signer.image;
     rs_cancel_on_signals();
     rc = rs_sign_template(&o, &err);
     if (rc < 0 && rs_cancelled())

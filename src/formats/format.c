@@ -8,6 +8,22 @@ static const rs_format *const formats[] = {
     &rs_format_module,
 };
 
+const rs_format *rs_format_named(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof(formats) / sizeof(formats[0]); i++)
+        if (!strcmp(formats[i]->name, name))
+            return formats[i];
+    return NULL;
+}
+
+const rs_format *rs_format_for_sig_type(const char *sig_type)
+{
+    for (size_t i = 0; sig_type && i < sizeof(formats) / sizeof(formats[0]); i++)
+        if (!strcmp(formats[i]->sig_type, sig_type))
+            return formats[i];
+    return NULL;
+}
+
 void rs_sig_info_free(rs_sig_info *info)
 {
     free(info->subject);

@@ -69,6 +69,13 @@ typedef struct rs_edit {
 
 struct rs_format {
     const char *name;
+    /* The files.json sig_type whose key signs this format: one key, one
+     * purpose (docs/security.md). */
+    const char *sig_type;
+    /* The key signs the image digest itself, with no signed attributes
+     * around it (a module's CMS). A signing service must then read the
+     * image to know what it signs: a digest alone could be anything's. */
+    bool key_signs_image_digest;
     /* Cheap check of the leading bytes; open() does the real validation. */
     bool (*probe)(const rs_input *in);
     int (*open)(rs_image *img, rs_error *err);
@@ -107,6 +114,11 @@ struct rs_format {
      * check them when given the signer's; without one it checks form only. */
     bool binding_needs_cert;
 };
+
+/* The format of a name ("pe", "module") or of a sig_type ("efi",
+ * "linux-module"); NULL if none. */
+const rs_format *rs_format_named(const char *name);
+const rs_format *rs_format_for_sig_type(const char *sig_type);
 
 /* Detects the format from the bytes and opens the file. Errors are
  * prefixed with the path. */

@@ -8,9 +8,10 @@ typedef struct local_signer {
 } local_signer;
 
 static int local_sign(rs_image_signer *s, const rs_format *f, const rs_digest *d, const rs_sign_options *o,
-                      const char *name, rs_bytes *der, rs_error *err)
+                      const char *name, int image_fd, rs_bytes *der, rs_error *err)
 {
     (void)name;
+    (void)image_fd;
     return f->sign_digest(d, ((local_signer *)s)->key, o, der, err);
 }
 
@@ -39,9 +40,14 @@ int rs_image_signer_local(rs_signer *key, rs_image_signer **out, rs_error *err)
 }
 
 int rs_image_signer_sign(rs_image_signer *s, const rs_format *f, const rs_digest *d, const rs_sign_options *o,
-                         const char *name, rs_bytes *der, rs_error *err)
+                         const char *name, int image_fd, rs_bytes *der, rs_error *err)
 {
-    return s->ops->sign(s, f, d, o, name, der, err);
+    return s->ops->sign(s, f, d, o, name, image_fd, der, err);
+}
+
+bool rs_image_signer_wants_image(const rs_image_signer *s, const rs_format *f)
+{
+    return s->wants_image && f->key_signs_image_digest;
 }
 
 void rs_image_signer_free(rs_image_signer *s)

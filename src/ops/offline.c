@@ -229,7 +229,8 @@ int rs_offline_request_write_wire(const rs_offline_request *r, const char cert_s
     json_auto_t *doc = request_fields(r);
 
     *json = NULL;
-    if (doc && json_object_set_new(doc, "certificate_sha256", json_string(cert_sha256)) == 0)
+    if (doc && json_object_set_new(doc, "certificate_sha256", json_string(cert_sha256)) == 0 &&
+        (!r->image_attached || json_object_set_new(doc, "image", json_string("attached")) == 0))
         *json = json_dumps(doc, JSON_COMPACT);
     return *json ? 0 : rs_fail(err, "cannot encode the request");
 }
@@ -348,15 +349,6 @@ static int parse_request_cert(const json_t *doc, const rs_known_certs *known, X5
     return 0;
 }
 
-static const rs_format *format_named(const char *name)
-{
-    if (name && !strcmp(name, rs_format_pe.name))
-        return &rs_format_pe;
-    if (name && !strcmp(name, rs_format_module.name))
-        return &rs_format_module;
-    return NULL;
-}
-
 /* Informational, but it goes into the service's log: a path's length at
  * most (a NUL inside is refused as JSON already). */
 static int parse_file(const json_t *v, char **file, rs_error *err)
@@ -380,7 +372,7 @@ static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offli
 
     if (!type || strcmp(type, REQUEST_TYPE) != 0 || json_integer_value(json_object_get(doc, "version")) != 1)
         return rs_fail(err, "not a reprosign offline-signing request (version 1)");
-    r->format = format_named(json_string_value(json_object_get(doc, "format")));
+    r->format = rs_format_named(json_string_value(json_object_get(doc, "format")));
     if (!r->format)
         return rs_fail(err, "unknown format");
     if (parse_digest(json_object_get(doc, "hash"), json_object_get(doc, "image_digest"), &r->image_digest,
@@ -395,6 +387,9 @@ static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offli
         return rs_fail(err, "signing_time is not a valid Unix time");
     r->opts.time = r->opts.signing_time ? (time_t)json_integer_value(t) : 0;
     r->opts.use_key_id = json_is_true(json_object_get(doc, "key_id"));
+    if ((v = json_object_get(doc, "image")) && (!json_is_string(v) || strcmp(json_string_value(v), "attached")))
+        return rs_fail(err, "image: the only value is \"attached\"");
+    r->image_attached = v != NULL;
     if (parse_request_cert(doc, known, &r->cert, err) < 0)
         return -1;
     if (c && !json_is_array(c))
@@ -442,6 +437,7 @@ int rs_offline_request_read_known(const char *text, size_t len, const rs_known_c
         rc = rs_fail(err, "tbs_digest does not match the signature the request describes");
     if (rc == 0) {
         rebuilt.file = TAKE_PTR(parsed.file);
+        rebuilt.image_attached = parsed.image_attached;
         *out = rebuilt;
     } else if (rc == 0 || rebuilt.format) {
         rs_offline_request_free(&rebuilt);

@@ -27,6 +27,7 @@ typedef struct rs_offline_request {
     X509 *cert;                  /* the signer certificate */
     STACK_OF(X509) *chain;       /* extra certificates to embed */
     rs_digest tbs;               /* the digest the key must sign */
+    bool image_attached;         /* on the socket: the image's bytes came along */
 } rs_offline_request;
 
 void rs_offline_request_free(rs_offline_request *r);

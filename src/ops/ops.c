@@ -92,7 +92,7 @@ int rs_op_sign(const char *path, rs_image_signer *signer, const rs_sign_options 
     if (!detached && check_capacity(&img, err) < 0)
         return -1;
     if (img.format->digest(&img, opts->md, &d, err) < 0 ||
-        rs_image_signer_sign(signer, img.format, &d, opts, path, &sig, err) < 0)
+        rs_image_signer_sign(signer, img.format, &d, opts, path, img.in.fd, &sig, err) < 0)
         return rs_error_prefix(err, "%s", path);
     return emit(&img, &sig, detached, output, err);
 }

@@ -207,14 +207,9 @@ static int order_items(job *j, rs_error *err)
 
 /* ---- phase A: open every file, check its type, digest it ---- */
 
-static const char *expected_format(rs_sig_type t)
-{
-    return t == SIG_EFI ? "pe" : "module";
-}
-
 static int digest_image(job *j, item *it, rs_image *img, rs_error *err)
 {
-    if (strcmp(img->format->name, expected_format(it->file->type)) != 0)
+    if (strcmp(img->format->sig_type, rs_sig_type_name(it->file->type)) != 0)
         return rs_fail(err, "package %s: %s: declared %s, but the file is a %s file", it->pkg->name, it->file->path,
                        rs_sig_type_name(it->file->type), img->format->name);
     if (img->format->digest(img, j->o->sign.md, &it->digest, err) < 0)
@@ -321,7 +316,7 @@ static int early_take(void *ctx, const char *name, int fd, uint64_t size, rs_err
         item *it = &e->j->items[i];
 
         if (it->tree != e->tree || strcmp(it->file->path, name) ||
-            strcmp(img.format->name, expected_format(it->file->type)) ||
+            strcmp(img.format->sig_type, rs_sig_type_name(it->file->type)) ||
             img.format->digest(&img, e->j->o->sign.md, &it->digest, &ignored) < 0)
             continue;
         it->format = img.format;
@@ -400,16 +395,29 @@ static int write_sig(const char *base, const item *it, rs_error *err)
     return rs_write_new_file(path, it->sig.data, it->sig.len, 0644, err);
 }
 
+/* The image again, for a signer that must read it (a module through the
+ * service); -1 when the signer needs none, or when it sits inside a .deb
+ * (the signer then says why it cannot do without). */
+static int reopen_for_signer(const job *j, const item *it, int *fd, rs_error *err)
+{
+    *fd = -1;
+    if (!rs_image_signer_wants_image(j->o->signers[it->file->type], it->format) || it->tree->is_deb)
+        return 0;
+    return rs_pkgtree_open(it->tree, it->resolved, fd, err);
+}
+
 /* Item k in tarball order, so the tarball's writer rarely waits. */
 static int sign_one(void *ctx, size_t k, rs_error *err)
 {
     job *j = ctx;
     item *it = j->by_name[k];
     _cleanup_free_ char *name = NULL;
+    _cleanup_close_ int image_fd = -1;
 
     if (asprintf(&name, "%s/%s", it->pkg->name, it->file->path) < 0)
         return rs_fail(err, "out of memory");
-    if (rs_image_signer_sign(j->o->signer, it->format, &it->digest, &j->o->sign, name, &it->sig, err) < 0)
+    if (reopen_for_signer(j, it, &image_fd, err) < 0 ||
+        rs_image_signer_sign(j->o->signers[it->file->type], it->format, &it->digest, &j->o->sign, name, image_fd, &it->sig, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
     rs_sha256(it->sig.data, it->sig.len, it->sig_sha256);
     if (write_sig(j->sigdir, it, err) < 0)
@@ -444,6 +452,11 @@ static int sign_all(job *j, rs_error *err)
 {
     int rc;
 
+    for (size_t i = 0; i < j->n_items; i++)
+        if (!j->o->signers[j->items[i].file->type])
+            return rs_fail(err, "package %s: %s: no key is given for sig_type %s", j->items[i].pkg->name,
+                           j->items[i].file->path, rs_sig_type_name(j->items[i].file->type));
+
     rs_progress_init(&j->progress, "signing", j->n_items);
     j->progress.enabled &= j->o->progress;
     rc = rs_batch_run(j->n_items, j->o->jobs, sign_one, j, err);
@@ -459,13 +472,11 @@ static int write_manifest(job *j, rs_error *err)
 {
     _cleanup_free_ char *path = NULL, *text = NULL;
     json_t *files = json_array(), *doc;
-    char fpr[65];
-
-    rs_x509_fingerprint(j->o->signer->cert, fpr);
     for (size_t i = 0; i < j->n_items; i++) {
         const item *it = &j->items[i];
-        char digest[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1];
+        char digest[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1], fpr[65];
 
+        rs_x509_fingerprint(j->o->signers[it->file->type]->cert, fpr);
         rs_digest_format(&it->digest, digest, sizeof(digest));
         rs_hex(it->sig_sha256, sizeof(it->sig_sha256), sig);
         json_array_append_new(files, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "package", it->pkg->name, "path",

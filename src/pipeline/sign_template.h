@@ -14,7 +14,9 @@ typedef struct rs_sign_template_options {
     const char *allowlist;       /* trusted_certs fingerprints allowed; NULL: none */
     unsigned jobs;               /* 0: one per core */
     rs_sign_options sign;
-    rs_image_signer *signer;     /* a local key, or the service's socket */
+    /* By rs_sig_type (pipeline/files_json.h): a local key or the service's
+     * socket. One may serve both; the service gives each its own key. */
+    rs_image_signer *signers[2];
     bool progress;
 } rs_sign_template_options;
 

@@ -62,6 +62,27 @@ static int get_key(const json_t *obj, const char *name, rs_key_spec *out, rs_err
     return 0;
 }
 
+static bool same_key(const rs_key_spec *a, const rs_key_spec *b)
+{
+    return a->key && b->key && (!strcmp(a->key, b->key) || !strcmp(a->cert, b->cert));
+}
+
+/* One key, one purpose: a key that signs EFI images must not also sign
+ * modules (a module signature is a bare signature over a digest) or the
+ * log. Named by path; the service also compares the certificates it
+ * loads (service.c). */
+static int check_one_purpose(const rs_service_config *c, rs_error *err)
+{
+    const rs_key_spec *efi = &c->keys[SIG_EFI], *mod = &c->keys[SIG_LINUX_MODULE];
+
+    if (same_key(efi, mod))
+        return rs_fail(err, "\"keys\": efi and linux-module name the same key or certificate; give each "
+                            "sig_type its own key");
+    if (same_key(&c->log_key, efi) || same_key(&c->log_key, mod))
+        return rs_fail(err, "\"log_key\" names a Secure Boot key; the log needs a key of its own");
+    return 0;
+}
+
 static int get_keys(const json_t *doc, rs_service_config *c, rs_error *err)
 {
     const json_t *keys = json_object_get(doc, "keys");
@@ -78,7 +99,7 @@ static int get_keys(const json_t *doc, rs_service_config *c, rs_error *err)
         get_key(keys, rs_sig_type_name(SIG_LINUX_MODULE), &c->keys[SIG_LINUX_MODULE], err) < 0 ||
         get_key(doc, "log_key", &c->log_key, err) < 0)
         return -1;
-    return 0;
+    return check_one_purpose(c, err);
 }
 
 static int get_suites(const json_t *doc, rs_service_config *c, rs_error *err)

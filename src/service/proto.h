@@ -21,8 +21,17 @@
  * a build instead of hanging it. Generous, since requests queue for a
  * token that may take a second a signature. */
 #define RS_PROTO_ANSWER_TIMEOUT_S 600
+/* Once a message has begun, all of it must arrive within this long: a
+ * client that trickles bytes cannot hold its connection (and a slot)
+ * forever. A request is a few hundred bytes, sent in one go. */
+#define RS_PROTO_FRAME_DEADLINE_S 10
+/* Descriptors (attached images, see rs_client_send_image) a connection
+ * may have received and not yet used; more closes it. */
+#define RS_PROTO_MAX_FDS 16
 
 int rs_frame_write(int fd, const char *data, size_t len, rs_error *err);
+/* The same with a file descriptor attached (SCM_RIGHTS); attach < 0: none. */
+int rs_frame_write_fd(int fd, const char *data, size_t len, int attach, rs_error *err);
 
 /* Reads frames from one connection. It asks the kernel for as much as is
  * there, so a frame usually costs one recv, not one for its length and
@@ -31,11 +40,16 @@ typedef struct rs_frame_reader {
     int fd;
     rs_bytes buf;
     size_t start;                /* of the unread bytes in buf */
+    int fds[RS_PROTO_MAX_FDS];   /* received descriptors, oldest first */
+    size_t n_fds;
 } rs_frame_reader;
 
 /* The next frame's body, valid until the next call. *eof is set
  * (and 0 returned) when the peer closed before a frame began. */
 int rs_frame_next(rs_frame_reader *r, const char **msg, size_t *len, bool *eof, rs_error *err);
+/* The oldest descriptor received and not yet taken (the caller owns it),
+ * or -1. */
+int rs_frame_take_fd(rs_frame_reader *r);
 /* Bytes received and not yet returned as a frame. */
 size_t rs_frame_pending(const rs_frame_reader *r);
 void rs_frame_reader_free(rs_frame_reader *r);
@@ -68,10 +82,18 @@ int rs_client_connect(const char *path, int *fd, rs_error *err);
 int rs_client_open(const char *path, rs_client *c, rs_error *err);
 void rs_client_close(rs_client *c);
 int rs_client_send(rs_client *c, const rs_offline_request *r, rs_error *err);
+/* The same for a format whose key signs the image digest itself (a
+ * module): the service signs only bytes it has read, so the image goes
+ * along, copied from image_fd into a sealed memfd. */
+int rs_client_send_image(rs_client *c, const rs_offline_request *r, int image_fd, rs_error *err);
 /* The answer to the oldest request in flight: its signature value. */
 int rs_client_receive(rs_client *c, rs_bytes *sig, uint64_t *log_index, rs_error *err);
 /* Sends one request and waits for its signature value. */
 int rs_client_sign(rs_client *c, const rs_offline_request *r, rs_bytes *sig, uint64_t *log_index, rs_error *err);
+/* The same, attaching the image when the request's format needs it
+ * (image_fd < 0: none at hand, and such a request is refused here). */
+int rs_client_sign_image(rs_client *c, const rs_offline_request *r, int image_fd, rs_bytes *sig,
+                         uint64_t *log_index, rs_error *err);
 /* Connects, signs one request, disconnects. Errors are prefixed with the socket. */
 int rs_sign_via(const char *path, const rs_offline_request *r, rs_bytes *sig, rs_error *err);
 

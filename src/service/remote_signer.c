@@ -74,7 +74,7 @@ static void give_back(remote_signer *r, rs_client *c)
 /* A connection that waited in the pool may have been closed meanwhile (the
  * service drops idle ones, or restarted): the request then goes once more
  * on a new one. A refusal is an answer, and is not asked again. */
-static int exchange(remote_signer *r, const rs_offline_request *req, rs_bytes *value, rs_error *err)
+static int exchange(remote_signer *r, const rs_offline_request *req, int image_fd, rs_bytes *value, rs_error *err)
 {
     bool reused;
     rs_client *c = take(r, &reused, err);
@@ -82,12 +82,12 @@ static int exchange(remote_signer *r, const rs_offline_request *req, rs_bytes *v
 
     if (!c)
         return -1;
-    rc = rs_client_sign(c, req, value, NULL, err);
+    rc = rs_client_sign_image(c, req, image_fd, value, NULL, err);
     if (rc < 0 && c->broken && reused) {
         client_free(c);
         if (!(c = connect_new(r, err)))
             return -1;
-        rc = rs_client_sign(c, req, value, NULL, err);
+        rc = rs_client_sign_image(c, req, image_fd, value, NULL, err);
     }
     if (rc < 0) {
         client_free(c);   /* what it still holds is not worth sorting out */
@@ -100,7 +100,7 @@ static int exchange(remote_signer *r, const rs_offline_request *req, rs_bytes *v
 /* The container is built here around the one value the service signs;
  * the service rebuilds the request itself before it signs anything. */
 static int remote_sign(rs_image_signer *s, const rs_format *f, const rs_digest *d, const rs_sign_options *o,
-                       const char *name, rs_bytes *der, rs_error *err)
+                       const char *name, int image_fd, rs_bytes *der, rs_error *err)
 {
     remote_signer *r = (remote_signer *)s;
     _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
@@ -110,7 +110,7 @@ static int remote_sign(rs_image_signer *s, const rs_format *f, const rs_digest *
         return -1;
     if (name && !(req.file = strdup(name)))
         return rs_fail(err, "out of memory");
-    if (exchange(r, &req, &value, err) < 0)
+    if (exchange(r, &req, image_fd, &value, err) < 0)
         return -1;
     return rs_offline_finish(&req, &value, der, err);
 }
@@ -145,6 +145,7 @@ int rs_image_signer_remote(const char *socket, X509 *cert, STACK_OF(X509) *chain
     pthread_mutex_init(&r->mu, NULL);
     r->base.ops = &remote_ops;
     r->base.cert = cert;
+    r->base.wants_image = true;
     r->chain = chain;
     s = &r->base;
     if (!(r->socket = strdup(socket)))

@@ -1,6 +1,7 @@
 #include "service/server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/sha.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -16,15 +17,24 @@
 #include "base/cleanup.h"
 #include "crypto/ossl.h"
 #include "ops/offline.h"
+#include "pipeline/files_json.h"
 #include "service/proto.h"
 
 #define MAX_CLIENTS 1024
+/* Connections one uid may hold: `sign-template --via` opens up to 64,
+ * one per worker; twice that leaves room for a second build, and one
+ * hostile uid cannot take every slot. */
+#define MAX_CLIENTS_PER_UID 128
+/* A client that does not read its answers does not hold a thread. */
+#define SEND_TIMEOUT_S 10
+#define RS_STRINGIFY_(x) #x
+#define RS_STRINGIFY(x) RS_STRINGIFY_(x)
 
 typedef struct client {
     rs_server *server;
     int fd;
     struct ucred cred;
-    unsigned long serial;
+    char exe[256];               /* the peer's executable, for the log */
 } client;
 
 struct rs_server {
@@ -34,9 +44,9 @@ struct rs_server {
     pthread_mutex_t mu;
     pthread_cond_t idle;
     int fds[MAX_CLIENTS];        /* open connections, -1 when free */
+    uid_t uids[MAX_CLIENTS];     /* each one's peer */
     size_t active;
     bool stopping;
-    unsigned long serial;
     rs_known_certs known;        /* the signers' certificates, for requests */
     char (*fingerprints)[65];    /* of each signer's certificate, for the log */
 };
@@ -77,32 +87,79 @@ static int answer(int fd, char *text, rs_error *err)
     return rs_frame_write(fd, owned, strlen(owned), err);
 }
 
-/* The index of the signer for the certificate, or -1. */
-static ssize_t signer_for(rs_server *s, X509 *cert)
+/* One key, one purpose: the request's format names the only key that may
+ * sign it, and the request must name that key's certificate. */
+static ssize_t signer_for(rs_server *s, const rs_offline_request *r, rs_error *err)
 {
-    for (size_t i = 0; i < s->o.n_signers; i++)
-        if (s->o.signers[i] && X509_cmp(s->o.signers[i]->cert, cert) == 0)
-            return (ssize_t)i;
-    return -1;
+    const char *type = r->format->sig_type;
+    char named[65];
+
+    for (size_t i = 0; i < s->o.n_signers; i++) {
+        if (strcmp(rs_sig_type_name((rs_sig_type)i), type) != 0)
+            continue;
+        if (!s->o.signers[i])
+            break;
+        if (X509_cmp(s->o.signers[i]->cert, r->cert) != 0) {
+            rs_x509_fingerprint(r->cert, named);
+            return rs_fail(err, "the request names certificate %.16s..., but the %s key's is %.16s...; "
+                                "a key signs only its own sig_type", named, type, s->fingerprints[i]);
+        }
+        return (ssize_t)i;
+    }
+    return rs_fail(err, "the service holds no key for sig_type %s", type);
 }
 
+/* For a format whose key signs the image digest itself, a digest alone
+ * could be anything's (a certificate's, another format's attributes): the
+ * service signs only after reading the image and finding that digest. */
+static int check_attached_image(rs_frame_reader *rd, const rs_offline_request *r, rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    int fd = r->image_attached ? rs_frame_take_fd(rd) : -1, seals;
+    const int sealed = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
+    rs_digest d;
+
+    if (!r->format->key_signs_image_digest)
+        return r->image_attached ? rs_fail(err, "a %s request takes no attached image", r->format->name) : 0;
+    if (fd < 0)
+        return rs_fail(err, "a %s is signed only from its own bytes: attach it (reprosign sign --via does)",
+                       r->format->name);
+    if ((seals = fcntl(fd, F_GET_SEALS)) < 0 || (seals & sealed) != sealed) {
+        close(fd);
+        return rs_fail(err, "the attached image is not a sealed memfd, so it could change while it is read");
+    }
+    if (rs_image_open_fd(&img, fd, "the attached image", err) < 0)
+        return -1;
+    if (img.format != r->format)
+        return rs_fail(err, "the attached image is a %s, not a %s", img.format->name, r->format->name);
+    if (img.format->digest(&img, r->opts.md, &d, err) < 0)
+        return rs_error_prefix(err, "the attached image");
+    if (!rs_digest_equal(&d, &r->image_digest))
+        return rs_fail(err, "the attached image's digest is not the request's image_digest");
+    return 0;
+}
+
+/* What the key did: the digest it signed (tbs_digest), what that binds
+ * to (the image digest, of this format), with which key, for whom. */
 static json_t *log_entry(const client *c, const rs_offline_request *r, const char *fpr, const rs_bytes *sig)
 {
-    char digest[RS_DIGEST_STR], sig_sha[2 * SHA256_DIGEST_LENGTH + 1];
+    char digest[RS_DIGEST_STR], tbs[RS_DIGEST_STR], sig_sha[2 * SHA256_DIGEST_LENGTH + 1];
     uint8_t h[SHA256_DIGEST_LENGTH];
 
     rs_digest_format(&r->image_digest, digest, sizeof(digest));
+    rs_digest_format(&r->tbs, tbs, sizeof(tbs));
     rs_sha256(sig->data, sig->len, h);
     rs_hex(h, sizeof(h), sig_sha);
-    return json_pack("{s:{s:I, s:I}, s:s, s:s?, s:s, s:s, s:s, s:I}", "client", "uid", (json_int_t)c->cred.uid, "gid",
-                     (json_int_t)c->cred.gid, "format", r->format->name, "path", r->file, "signed_digest", digest,
-                     "signer_fingerprint", fpr, "signature_sha256", sig_sha, "time",
-                     (json_int_t)(r->opts.signing_time ? r->opts.time : time(NULL)));
+    return json_pack("{s:{s:I, s:I, s:I, s:s}, s:s, s:s, s:s?, s:s, s:s, s:s, s:s, s:I}", "client", "uid",
+                     (json_int_t)c->cred.uid, "gid", (json_int_t)c->cred.gid, "pid", (json_int_t)c->cred.pid, "exe",
+                     c->exe, "format", r->format->name, "sig_type", r->format->sig_type, "path", r->file,
+                     "signed_digest", digest, "tbs_digest", tbs, "signer_fingerprint", fpr, "signature_sha256",
+                     sig_sha, "time", (json_int_t)(r->opts.signing_time ? r->opts.time : time(NULL)));
 }
 
 /* Signs one request and returns the answer; the value leaves only once
  * its log entry is on disk. NULL: refused, for the reason in err. */
-static char *serve_request(client *c, const char *msg, size_t len, rs_error *err)
+static char *serve_request(client *c, rs_frame_reader *rd, const char *msg, size_t len, rs_error *err)
 {
     rs_server *s = c->server;
     rs_offline_request r = { 0 };
@@ -114,9 +171,8 @@ static char *serve_request(client *c, const char *msg, size_t len, rs_error *err
 
     if (rs_offline_request_read_known(msg, len, &s->known, &r, err) < 0)
         return NULL;
-    if ((i = signer_for(s, r.cert)) < 0)
-        rs_fail(err, "the service holds no key for the request's certificate");
-    else if (rs_offline_sign(&r, s->o.signers[i], &sig, err) == 0 &&
+    if ((i = signer_for(s, &r, err)) >= 0 && check_attached_image(rd, &r, err) == 0 &&
+        rs_offline_sign(&r, s->o.signers[i], &sig, err) == 0 &&
              !(entry = log_entry(c, &r, s->fingerprints[i], &sig)))
         rs_fail(err, "out of memory");
     if (entry && rs_translog_append(s->o.log, &entry, 1, &index, err) == 0 &&
@@ -140,7 +196,7 @@ static void serve_client(client *c)
         if (rs_frame_next(&rd, &msg, &len, &eof, &err) < 0 || eof)
             break;
         err.msg[0] = '\0';
-        if (!(text = serve_request(c, msg, len, &err))) {
+        if (!(text = serve_request(c, &rd, msg, len, &err))) {
             note(c->server, "socket: uid %u pid %d: refused: %s", (unsigned)c->cred.uid, (int)c->cred.pid, err.msg);
             text = rs_answer_refused(err.msg);
         }
@@ -171,19 +227,28 @@ static void *client_thread(void *arg)
     return NULL;
 }
 
-static bool track(rs_server *s, int fd)
+/* NULL when the connection has a slot, else why not. */
+static const char *track(rs_server *s, int fd, uid_t uid)
 {
-    bool ok = false;
+    const char *why = "the service is busy or stopping; try again";
+    size_t mine = 0, free_slot = MAX_CLIENTS;
 
     pthread_mutex_lock(&s->mu);
-    for (size_t i = 0; !s->stopping && !ok && i < MAX_CLIENTS; i++)
-        if (s->fds[i] < 0) {
-            s->fds[i] = fd;
-            s->active++;
-            ok = true;
-        }
+    for (size_t i = 0; i < MAX_CLIENTS; i++) {
+        if (s->fds[i] < 0 && free_slot == MAX_CLIENTS)
+            free_slot = i;
+        mine += s->fds[i] >= 0 && s->uids[i] == uid;
+    }
+    if (mine >= MAX_CLIENTS_PER_UID)
+        why = "this uid already holds the most connections one uid may (" RS_STRINGIFY(MAX_CLIENTS_PER_UID) ")";
+    else if (!s->stopping && free_slot < MAX_CLIENTS) {
+        s->fds[free_slot] = fd;
+        s->uids[free_slot] = uid;
+        s->active++;
+        why = NULL;
+    }
     pthread_mutex_unlock(&s->mu);
-    return ok;
+    return why;
 }
 
 static void refuse(rs_server *s, int fd, const char *why)
@@ -194,10 +259,21 @@ static void refuse(rs_server *s, int fd, const char *why)
     close(fd);
 }
 
+static void peer_exe(client *c)
+{
+    char link[64];
+    ssize_t n;
+
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)c->cred.pid);
+    n = readlink(link, c->exe, sizeof(c->exe) - 1);
+    c->exe[n > 0 ? n : 0] = '\0';
+}
+
 static void admit(rs_server *s, int fd)
 {
-    struct timeval tv = { .tv_sec = RS_PROTO_IDLE_TIMEOUT_S };
+    struct timeval idle = { .tv_sec = RS_PROTO_IDLE_TIMEOUT_S }, send_limit = { .tv_sec = SEND_TIMEOUT_S };
     socklen_t len = sizeof(struct ucred);
+    const char *busy;
     char why[160];
     pthread_attr_t attr;
     pthread_t t;
@@ -208,6 +284,7 @@ static void admit(rs_server *s, int fd)
         close(fd);
         return;
     }
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_limit, sizeof(send_limit));
     if (!allowed(s->o.config, &c->cred)) {
         snprintf(why, sizeof(why), "uid %u (gid %u) is not allowed to use this signing socket",
                  (unsigned)c->cred.uid, (unsigned)c->cred.gid);
@@ -216,12 +293,14 @@ static void admit(rs_server *s, int fd)
         refuse(s, fd, why);
         return;
     }
-    if (!track(s, fd)) {
+    if ((busy = track(s, fd, c->cred.uid))) {
+        note(s, "socket: uid %u pid %d: %s", (unsigned)c->cred.uid, (int)c->cred.pid, busy);
         free(c);
-        refuse(s, fd, "the service is busy or stopping; try again");
+        refuse(s, fd, busy);
         return;
     }
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
+    peer_exe(c);
     c->server = s;
     c->fd = fd;
     pthread_attr_init(&attr);
@@ -278,6 +357,8 @@ static int listen_on(const char *path, int *out, rs_error *err)
 {
     struct sockaddr_un addr = { .sun_family = AF_UNIX };
     _cleanup_close_ int fd = -1;
+    mode_t old_mask;
+    int rc;
 
     if (strlen(path) >= sizeof(addr.sun_path))
         return rs_fail(err, "%s: the socket path is too long", path);
@@ -286,11 +367,16 @@ static int listen_on(const char *path, int *out, rs_error *err)
         return -1;
     if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
         return rs_fail(err, "socket: %s", strerror(errno));
-    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+    /* The mode comes from the umask at bind(), so nothing is changed
+     * through a path a symlink could have replaced. Anyone may connect;
+     * SO_PEERCRED decides, so a refused build gets a reason instead of
+     * EACCES. */
+    old_mask = umask(0111);
+    rc = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
+    umask(old_mask);
+    if (rc < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    /* Anyone may connect; SO_PEERCRED decides, so a refused build gets
-     * a reason instead of EACCES. */
-    if (chmod(path, 0666) < 0 || listen(fd, 256) < 0) {
+    if (listen(fd, 256) < 0) {
         unlink(path);
         return rs_fail(err, "%s: %s", path, strerror(errno));
     }

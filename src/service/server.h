@@ -18,7 +18,7 @@ typedef void (*rs_note_fn)(void *ctx, const char *line);
 
 typedef struct rs_server_options {
     const rs_service_config *config;
-    rs_signer *const *signers;   /* any of them may serve a request for its certificate */
+    rs_signer *const *signers;   /* by rs_sig_type; NULL where none is configured */
     size_t n_signers;
     rs_translog *log;
     rs_note_fn note;

@@ -196,6 +196,9 @@ int rs_service_load_keys(rs_service *s, rs_error *err)
     }
     s->by_type[0] = opened[0];
     s->by_type[1] = opened[1];
+    /* Two spellings of one token object are still one key. */
+    if (opened[0] && opened[1] && EVP_PKEY_eq(X509_get0_pubkey(opened[0]->cert), X509_get0_pubkey(opened[1]->cert)) == 1)
+        return rs_fail(err, "the efi and linux-module keys are one key; give each sig_type its own key");
     s->log_signer = opened[2] ? opened[2] : opened[0] ? opened[0] : opened[1];
     if (!s->log_signer)
         return rs_fail(err, "no keys are configured");
@@ -318,7 +321,7 @@ static int fetch(rs_service *s, const rs_request *r, const char *package, const 
 }
 
 /* The unsigned packages the template names, at the versions it pins. */
-static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_signer **signer, rs_error *err)
+static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_error *err)
 {
     rs_template tpl = { 0 };
     bool used[2] = { false, false };
@@ -347,10 +350,7 @@ static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_s
     for (int t = 0; t < 2; t++)
         if (used[t] && !s->by_type[t])
             return rs_fail(err, "no key is configured for sig_type %s", rs_sig_type_name((rs_sig_type)t));
-    if (used[0] && used[1] && s->by_type[0] != s->by_type[1])
-        return rs_fail(err, "the template mixes sig_types whose keys differ; one request signs with one key");
-    *signer = s->by_type[used[1] && !used[0] ? 1 : 0];
-    return *signer ? 0 : rs_fail(err, "the template lists no files to sign");
+    return used[0] || used[1] ? 0 : rs_fail(err, "the template lists no files to sign");
 }
 
 static json_t *log_entries(const char *manifest, const rs_state_row *row, rs_error *err)
@@ -430,9 +430,10 @@ static json_t *collect_outputs(const stage *g, rs_error *err)
     return list;
 }
 
-static int run_pipeline(rs_service *s, const rs_state_row *row, const stage *g, rs_signer *signer, rs_error *err)
+static int run_pipeline(rs_service *s, const rs_state_row *row, const stage *g, rs_error *err)
 {
-    _cleanup_(rs_image_signerp) rs_image_signer *local = NULL;
+    _cleanup_(rs_image_signerp) rs_image_signer *efi = NULL;
+    _cleanup_(rs_image_signerp) rs_image_signer *module = NULL;
     rs_sign_template_options o = {
         .template_spec = g->template_deb,
         .packages_dir = g->debs,
@@ -441,9 +442,12 @@ static int run_pipeline(rs_service *s, const rs_state_row *row, const stage *g, 
         .sign = { .md = EVP_sha256(), .signing_time = true, .time = (time_t)row->arrived },
     };
 
-    if (rs_image_signer_local(signer, &local, err) < 0)
+    /* Each sig_type with its own key, and nothing else (config.c). */
+    if ((s->by_type[SIG_EFI] && rs_image_signer_local(s->by_type[SIG_EFI], &efi, err) < 0) ||
+        (s->by_type[SIG_LINUX_MODULE] && rs_image_signer_local(s->by_type[SIG_LINUX_MODULE], &module, err) < 0))
         return -1;
-    o.signer = local;
+    o.signers[SIG_EFI] = efi;
+    o.signers[SIG_LINUX_MODULE] = module;
     return rs_sign_template(&o, err);
 }
 
@@ -452,8 +456,6 @@ static int sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
     _cleanup_(stage_free) stage g;
     _cleanup_free_ char *manifest = NULL, *outputs_text = NULL, *entries_text = NULL;
     json_auto_t *entries = NULL, *outputs = NULL;
-    rs_signer *signer = NULL;
-
     if (stage_paths(s, row->req.id, &g, err) < 0)
         return -1;
     /* Whatever an interrupted attempt left is redone from the start. */
@@ -461,7 +463,7 @@ static int sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
     if (stage_attempt(&g, err) < 0)
         return -1;
     if (fetch(s, &row->req, row->req.package, row->req.version, NULL, g.template_deb, err) < 0 ||
-        fetch_inputs(s, &row->req, &g, &signer, err) < 0 || run_pipeline(s, row, &g, signer, err) < 0)
+        fetch_inputs(s, &row->req, &g, err) < 0 || run_pipeline(s, row, &g, err) < 0)
         return -1;
     if (!(manifest = path_join(g.out, "manifest.json")) || !(entries = log_entries(manifest, row, err)) ||
         !(outputs = collect_outputs(&g, err)))
@@ -665,8 +667,7 @@ int rs_service_pass(rs_service *s, size_t *failed, rs_error *err)
 
 int rs_service_serve(rs_service *s, volatile sig_atomic_t *stop, rs_error *err)
 {
-    rs_signer *signers[3] = { s->by_type[0], s->by_type[1] != s->by_type[0] ? s->by_type[1] : NULL, NULL };
-    rs_server_options o = { &s->cfg, signers, 2, s->log, s->note, s->note_ctx };
+    rs_server_options o = { &s->cfg, s->by_type, 2, s->log, s->note, s->note_ctx };
     rs_server *server = NULL;
 
     if (s->cfg.socket && rs_server_start(&o, &server, err) < 0)

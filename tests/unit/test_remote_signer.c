@@ -125,9 +125,9 @@ static int sign_one(rs_image_signer *remote, rs_image_signer *local, uint8_t b, 
     int rc;
 
     memset(d.bytes, b, d.len);
-    rc = rs_image_signer_sign(remote, &rs_format_pe, &d, &opts, "app.efi", &got, err);
+    rc = rs_image_signer_sign(remote, &rs_format_pe, &d, &opts, "app.efi", -1, &got, err);
     if (rc == 0) {
-        CHECK(rs_image_signer_sign(local, &rs_format_pe, &d, &opts, "app.efi", &want, err) == 0);
+        CHECK(rs_image_signer_sign(local, &rs_format_pe, &d, &opts, "app.efi", -1, &want, err) == 0);
         CHECK(got.len > 0 && got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
     }
     rs_bytes_free(&got);

@@ -172,6 +172,8 @@ static int module_write(rs_image *img, const rs_edit *edit, rs_output *out, rs_e
 
 const rs_format rs_format_module = {
     .name = "module",
+    .sig_type = "linux-module",
+    .key_signs_image_digest = true,
     .probe = module_probe,
     .open = module_open,
     .close = module_close,

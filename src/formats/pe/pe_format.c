@@ -305,6 +305,7 @@ static int pe_write(rs_image *img, const rs_edit *edit, rs_output *out, rs_error
 
 const rs_format rs_format_pe = {
     .name = "pe",
+    .sig_type = "efi",
     .probe = pe_probe,
     .open = pe_open,
     .close = pe_close,
