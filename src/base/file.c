@@ -386,6 +386,12 @@ __attribute__((constructor)) static void read_umask(void)
     umask(process_umask);
 }
 
+void rs_umask_set(mode_t mask)
+{
+    process_umask = mask;
+    umask(mask);
+}
+
 /* Temporary files that a fatal signal must remove. Fixed size: a command
  * has at most a handful of outputs open at once. */
 #define MAX_TRACKED 64

@@ -81,6 +81,9 @@ int rs_replace_path(const char *path, int fd, char **out, rs_error *err);
 /* Removes a directory tree, if it exists; used on failure paths, so
  * errors are not reported. */
 void rs_remove_tree(const char *dir);
+/* Sets the process's umask, which new outputs follow too. Only before
+ * any thread starts. */
+void rs_umask_set(mode_t mask);
 
 /* Creates every missing parent directory of path (not path itself). */
 int rs_mkdir_parents(const char *path, rs_error *err);

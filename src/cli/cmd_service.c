@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 #include "service/service.h"
 
@@ -171,6 +172,9 @@ static int run(int argc, char **argv)
         return cli_usage(&cmd_service, "expected init, run, status or release");
     if ((rc = parse(argc - 1, argv + 1, &a)) >= 0)
         return rc;
+    /* Private by default: what the service publishes it makes readable
+     * file by file (service.c, publish). */
+    rs_umask_set(077);
     if (!strcmp(sub, "init")) {
         rs_error err;
 

@@ -135,6 +135,15 @@ static int pin_from_tty(const char *token, rs_p11_pin *pin, rs_error *err)
     return read_line_noecho(tty, pin, err);
 }
 
+void rs_p11_pin_scrub_env(void)
+{
+    char *env = getenv(RS_P11_PIN_ENV);
+
+    if (env)
+        explicit_bzero(env, strlen(env));
+    unsetenv(RS_P11_PIN_ENV);
+}
+
 int rs_p11_pin_get(P11KitUri *uri, const char *token, rs_p11_pin *pin, rs_error *err)
 {
     const char *value = sym_p11_kit_uri_get_pin_value(uri);

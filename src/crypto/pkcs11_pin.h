@@ -23,6 +23,9 @@ typedef struct rs_p11_pin {
 /* Gets the PIN for the token labelled `token` (used in the prompt). */
 int rs_p11_pin_get(P11KitUri *uri, const char *token, rs_p11_pin *pin, rs_error *err);
 void rs_p11_pin_wipe(rs_p11_pin *pin);
+/* Once every key is open: wipes REPROSIGN_PKCS11_PIN's value in place
+ * (so /proc/PID/environ no longer shows it either) and unsets it. */
+void rs_p11_pin_scrub_env(void);
 #define _cleanup_pin_ __attribute__((cleanup(rs_p11_pin_wipe)))
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "base/child_env.h"
 #include "crypto/ossl.h"
 #include "crypto/pkcs11_uri.h"
 
@@ -89,6 +90,8 @@ int rs_signer_open(const char *key_spec, const char *cert_spec, rs_signer **out,
     X509 *cert = NULL;
     int r;
 
+    /* From here on the process holds a key (base/child_env.h). */
+    rs_protect_key_memory();
     if (open_key(key_spec, &s, err) < 0)
         return -1;
     r = is_pkcs11(cert_spec) ? rs_signer_pkcs11_cert(cert_spec, s, &cert, err) : rs_load_cert(cert_spec, &cert, err);

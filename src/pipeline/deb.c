@@ -144,6 +144,7 @@ void rs_deb_control_free(rs_deb_control *c)
     free(c->package);
     free(c->version);
     free(c->architecture);
+    free(c->source);
     memset(c, 0, sizeof(*c));
 }
 
@@ -219,9 +220,16 @@ int rs_deb_read_control(const char *path, rs_deb_control *out, rs_error *err)
     out->package = control_field(text, "Package");
     out->version = control_field(text, "Version");
     out->architecture = control_field(text, "Architecture");
-    if (!out->package || !out->version || !rs_valid_package_name(out->package)) {
+    out->source = control_field(text, "Source");
+    /* "Source: linux (6.1.76-1)": the version is the binary's own business. */
+    if (out->source)
+        out->source[strcspn(out->source, " \t")] = '\0';
+    else if (out->package)
+        out->source = strdup(out->package);
+    if (!out->package || !out->version || !out->source || !rs_valid_package_name(out->package) ||
+        !rs_valid_package_name(out->source)) {
         rs_deb_control_free(out);
-        return rs_fail(err, "control file lacks a valid Package or Version");
+        return rs_fail(err, "control file lacks a valid Package, Source or Version");
     }
     return 0;
 }

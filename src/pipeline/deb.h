@@ -14,6 +14,7 @@ typedef struct rs_deb_control {
     char *package;
     char *version;
     char *architecture;
+    char *source;        /* Source: without "(version)"; the package's name when absent */
 } rs_deb_control;
 
 int rs_deb_read_control(const char *path, rs_deb_control *out, rs_error *err);

@@ -93,6 +93,7 @@ void rs_pkgtree_free(rs_pkgtree *t)
     known_free(t);
     free(t->name);
     free(t->version);
+    free(t->source);
     free(t->origin);
     if (t->root_fd >= 0)
         close(t->root_fd);
@@ -350,6 +351,7 @@ static int scan_entry(rs_pkgset *s, const char *dir, const char *name, rs_error 
         t.is_deb = true;
         t.name = TAKE_PTR(c.package);
         t.version = TAKE_PTR(c.version);
+        t.source = TAKE_PTR(c.source);
         rs_deb_control_free(&c);
         return add_tree(s, &t, err);
     }

@@ -12,6 +12,7 @@
 typedef struct rs_pkgtree {
     char *name;
     char *version;        /* NULL when unknown (an unpacked root without DEBIAN/control) */
+    char *source;         /* its Source:, likewise */
     char *origin;         /* the .deb or the directory */
     int root_fd;          /* the directory, opened once: every lookup and open is made
                              beneath it, so the tree cannot be moved mid-run (-1 for a .deb) */

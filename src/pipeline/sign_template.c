@@ -15,12 +15,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/child_env.h"
 #include "base/cleanup.h"
 #include "base/file.h"
 #include "crypto/ossl.h"
 #include "ops/ops.h"
 #include "pipeline/batch.h"
 #include "pipeline/pkgtree.h"
+#include "pipeline/source_binding.h"
 #include "pipeline/tarball.h"
 #include "pipeline/template.h"
 
@@ -152,7 +154,8 @@ static int make_items(job *j, rs_error *err)
         const char *want = rs_template_wanted_version(&j->tpl, pkg->name, &pinned);
         rs_pkgtree *tree;
 
-        if (rs_pkgset_choose(&j->inputs, pkg->name, want, &tree, err) < 0)
+        if (rs_pkgset_choose(&j->inputs, pkg->name, want, &tree, err) < 0 ||
+            rs_check_source_binding(j->tpl.source, pkg->name, tree, &j->o->foreign_sources, err) < 0)
             return -1;
         for (size_t f = 0; f < pkg->n_files; f++) {
             item *it = &j->items[j->n_items++];
@@ -574,7 +577,6 @@ static int run_tool(char *const argv[], const char *dir, rs_error *err)
 {
     _cleanup_close_ int log = memfd_create("tool-log", MFD_CLOEXEC);
     posix_spawn_file_actions_t fa;
-    extern char **environ;
     char tail[512] = "";
     pid_t pid;
     int status, rc;
@@ -585,7 +587,7 @@ static int run_tool(char *const argv[], const char *dir, rs_error *err)
     posix_spawn_file_actions_adddup2(&fa, log, STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&fa, log, STDERR_FILENO);
     posix_spawn_file_actions_addchdir_np(&fa, dir);
-    rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, rs_child_environ());
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
         return rs_fail(err, "cannot run %s: %s", argv[0], strerror(rc));

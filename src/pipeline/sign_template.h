@@ -6,6 +6,7 @@
 
 #include "formats/format.h"
 #include "ops/image_signer.h"
+#include "pipeline/source_binding.h"
 
 typedef struct rs_sign_template_options {
     const char *template_spec;   /* template .deb, unpacked root, or files.json */
@@ -18,6 +19,7 @@ typedef struct rs_sign_template_options {
      * socket. One may serve both; the service gives each its own key. */
     rs_image_signer *signers[2];
     bool progress;
+    rs_foreign_sources foreign_sources;   /* sources besides its own the template may sign */
 } rs_sign_template_options;
 
 int rs_sign_template(const rs_sign_template_options *o, rs_error *err);

@@ -22,6 +22,7 @@ void rs_template_free(rs_template *t)
     rs_files_json_free(&t->files);
     free(t->package);
     free(t->version);
+    free(t->source);
     free(t->source_dir);
     free(t->source_name);
     free(t->source_version);
@@ -86,6 +87,7 @@ static int load_deb(rs_template *t, const char *path, const char *workdir, rs_er
         return rs_error_prefix(err, "%s", path);
     t->package = TAKE_PTR(c.package);
     t->version = TAKE_PTR(c.version);
+    t->source = TAKE_PTR(c.source);
     rs_deb_control_free(&c);
     if (asprintf(&prefix, "usr/share/code-signing/%s", t->package) < 0 ||
         asprintf(&json_path, "%s/files.json", prefix) < 0 || asprintf(&dest, "%s/source-template", workdir) < 0)

@@ -12,6 +12,7 @@ typedef struct rs_template {
     rs_files_json files;
     char *package;         /* the template package, when known */
     char *version;         /* its version: the unsigned binaries' version */
+    char *source;          /* its Source: (a template .deb's), or NULL */
     char *source_dir;      /* source-template/ on disk, or NULL */
     char *source_name;     /* from source-template/debian/changelog */
     char *source_version;

@@ -12,7 +12,7 @@
 
 static const char *const known_keys[] = {
     "archive", "archive_keyring", "requests", "requests_signature", "requests_keyring", "keys", "log_key",
-    "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval", NULL,
+    "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval", "allowed_foreign_sources", NULL,
 };
 
 void rs_service_config_free(rs_service_config *c)
@@ -29,6 +29,13 @@ void rs_service_config_free(rs_service_config *c)
     free(c->embargoed_suites);
     free(c->uids);
     free(c->gids);
+    for (size_t i = 0; i < c->n_foreign; i++) {
+        free(c->foreign[i].source);
+        for (size_t k = 0; k < c->foreign[i].n_allowed; k++)
+            free(c->foreign[i].allowed[k]);
+        free(c->foreign[i].allowed);
+    }
+    free(c->foreign);
     memset(c, 0, sizeof(*c));
 }
 
@@ -160,6 +167,52 @@ static int get_socket(const json_t *doc, rs_service_config *c, rs_error *err)
     return 0;
 }
 
+static int get_foreign_rule(const char *source, const json_t *list, rs_foreign_rule *r, rs_error *err)
+{
+    size_t i;
+    json_t *v;
+
+    if (!rs_valid_package_name(source) || !json_is_array(list) || json_array_size(list) > MAX_LIST)
+        return rs_fail(err, "\"allowed_foreign_sources\": \"%s\" must map a source name to a list of source names",
+                       source);
+    if (!(r->source = strdup(source)) || !(r->allowed = calloc(json_array_size(list) + 1, sizeof(char *))))
+        return rs_fail(err, "out of memory");
+    json_array_foreach(list, i, v) {
+        if (!json_is_string(v) || !rs_valid_package_name(json_string_value(v)))
+            return rs_fail(err, "\"allowed_foreign_sources\".\"%s\"[%zu] is not a source name", source, i);
+        if (!(r->allowed[r->n_allowed++] = strdup(json_string_value(v))))
+            return rs_fail(err, "out of memory");
+    }
+    return 0;
+}
+
+static int get_foreign(const json_t *doc, rs_service_config *c, rs_error *err)
+{
+    const json_t *map = json_object_get(doc, "allowed_foreign_sources");
+    const char *source;
+    json_t *list;
+
+    if (!map)
+        return 0;
+    if (!json_is_object(map) || json_object_size(map) > MAX_LIST)
+        return rs_fail(err, "\"allowed_foreign_sources\" must map source names to lists of source names");
+    if (!(c->foreign = calloc(json_object_size(map) + 1, sizeof(*c->foreign))))
+        return rs_fail(err, "out of memory");
+    json_object_foreach((json_t *)map, source, list) {
+        if (get_foreign_rule(source, list, &c->foreign[c->n_foreign++], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+const rs_foreign_rule *rs_service_config_foreign(const rs_service_config *c, const char *source)
+{
+    for (size_t i = 0; i < c->n_foreign; i++)
+        if (!strcmp(c->foreign[i].source, source))
+            return &c->foreign[i];
+    return NULL;
+}
+
 static int check_names(const json_t *doc, rs_error *err)
 {
     const char *name;
@@ -188,7 +241,7 @@ static int get_fields(const json_t *doc, rs_service_config *c, rs_error *err)
         get_path(doc, "trusted_certs_allowlist", false, false, &c->allowlist, err) < 0 ||
         get_path(doc, "output", true, false, &c->output, err) < 0 ||
         get_path(doc, "log", false, false, &c->log_dir, err) < 0 || get_keys(doc, c, err) < 0 ||
-        get_suites(doc, c, err) < 0 || get_socket(doc, c, err) < 0)
+        get_suites(doc, c, err) < 0 || get_socket(doc, c, err) < 0 || get_foreign(doc, c, err) < 0)
         return -1;
     if (poll && (!json_is_integer(poll) || json_integer_value(poll) < 1 || json_integer_value(poll) > 86400))
         return rs_fail(err, "\"poll_interval\" must be 1 to 86400 seconds");

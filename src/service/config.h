@@ -16,6 +16,14 @@ typedef struct rs_key_spec {
     char *cert;
 } rs_key_spec;
 
+/* Sources besides its own whose binaries a template of source `source`
+ * may have signed: the one exception to source binding. */
+typedef struct rs_foreign_rule {
+    char *source;
+    char **allowed;
+    size_t n_allowed;
+} rs_foreign_rule;
+
 typedef struct rs_service_config {
     char *archive;               /* a local Debian repository: dists/, pool/ */
     char *archive_keyring;       /* when set, dists/<suite>/Release.gpg must verify */
@@ -35,6 +43,8 @@ typedef struct rs_service_config {
     unsigned *gids;
     size_t n_gids;
     unsigned poll_interval;      /* seconds between looks at requests.json */
+    rs_foreign_rule *foreign;    /* "allowed_foreign_sources" */
+    size_t n_foreign;
 } rs_service_config;
 
 int rs_service_config_parse(const char *text, size_t len, rs_service_config *out, rs_error *err);
@@ -42,5 +52,7 @@ int rs_service_config_load(const char *path, rs_service_config *out, rs_error *e
 void rs_service_config_free(rs_service_config *c);
 
 bool rs_service_config_embargoed(const rs_service_config *c, const char *suite);
+/* The foreign sources a template of this source may name (none: n = 0). */
+const rs_foreign_rule *rs_service_config_foreign(const rs_service_config *c, const char *source);
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/child_env.h"
 #include "base/cleanup.h"
 
 static int memfd_with(const char *name, const rs_bytes *b, int flags, rs_error *err)
@@ -49,7 +50,6 @@ int rs_gpgv_verify(const char *keyring, const rs_bytes *data, const rs_bytes *si
     _cleanup_close_ int log = memfd_create("gpgv-log", MFD_CLOEXEC), dfd = -1, sfd = -1;
     char dpath[64], spath[64], reason[512];
     posix_spawn_file_actions_t fa;
-    extern char **environ;
     int status, rc;
     pid_t pid;
 
@@ -64,7 +64,7 @@ int rs_gpgv_verify(const char *keyring, const rs_bytes *data, const rs_bytes *si
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, log, STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&fa, log, STDERR_FILENO);
-    rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, rs_child_environ());
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
         return rs_fail(err, "cannot run gpgv: %s", strerror(rc));

@@ -17,6 +17,7 @@
 #include "base/cleanup.h"
 #include "base/file.h"
 #include "crypto/ossl.h"
+#include "crypto/pkcs11_pin.h"
 #include "pipeline/sign_template.h"
 #include "pipeline/template.h"
 #include "service/gpgv.h"
@@ -75,6 +76,30 @@ static int sync_path(const char *path, rs_error *err)
 
 /* ---- init and open ---- */
 
+/* The state holds embargoed requests until their release: nobody else may
+ * read it. init makes it so whatever was there before; open refuses a
+ * state that is not, naming the path. */
+static int make_private(const char *dir, rs_error *err)
+{
+    _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0 || fchmod(fd, 0700) < 0)
+        return rs_fail(err, "%s: %s", dir, strerror(errno));
+    return 0;
+}
+
+static int check_private(const char *path, rs_error *err)
+{
+    struct stat st;
+
+    if (lstat(path, &st) < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    if (st.st_mode & 077)
+        return rs_fail(err, "%s: mode %04o lets other users read the service's state, embargoed requests "
+                            "included (chmod go= it)", path, (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
 int rs_service_init(const char *state_dir, const char *config_path, rs_error *err)
 {
     rs_service_config cfg;
@@ -93,11 +118,15 @@ int rs_service_init(const char *state_dir, const char *config_path, rs_error *er
         return rs_fail(err, "%s: %s", state_dir, strerror(errno));
     if (access(db, F_OK) == 0)
         return rs_fail(err, "%s: already a service state directory", state_dir);
-    if ((mkdir(staging, 0700) < 0 && errno != EEXIST))
+    if (make_private(state_dir, err) < 0)
+        return -1;
+    if (mkdir(staging, 0700) < 0 && errno != EEXIST)
         return rs_fail(err, "%s: %s", staging, strerror(errno));
+    if (make_private(staging, err) < 0)
+        return -1;
     if (rs_state_open(db, true, &st, err) < 0 || rs_state_meta_set(st, "config", abs, err) < 0)
         return -1;
-    return 0;
+    return chmod(db, 0600) == 0 ? 0 : rs_fail(err, "%s: %s", db, strerror(errno));
 }
 
 static int take_lock(rs_service *s, bool *busy, rs_error *err)
@@ -129,6 +158,8 @@ int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, v
     s->note_ctx = note_ctx;
     if (access(db, F_OK) < 0)
         rc = rs_fail(err, "%s: not a service state directory (see 'reprosign service init')", state_dir);
+    if (rc == 0)
+        rc = check_private(state_dir, err);
     if (rc == 0 && exclusive)
         rc = take_lock(s, busy, err);
     if (rc == 0)
@@ -200,6 +231,7 @@ int rs_service_load_keys(rs_service *s, rs_error *err)
     if (opened[0] && opened[1] && EVP_PKEY_eq(X509_get0_pubkey(opened[0]->cert), X509_get0_pubkey(opened[1]->cert)) == 1)
         return rs_fail(err, "the efi and linux-module keys are one key; give each sig_type its own key");
     s->log_signer = opened[2] ? opened[2] : opened[0] ? opened[0] : opened[1];
+    rs_p11_pin_scrub_env();
     if (!s->log_signer)
         return rs_fail(err, "no keys are configured");
     return rs_translog_open(dir, s->log_signer, true, &s->log, err);
@@ -331,7 +363,12 @@ static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_e
         return rs_fail(err, "%s: %s", g->dir, strerror(errno));
     if (rs_template_load(g->template_deb, g->probe, &tpl, err) < 0)
         return rs_error_prefix(err, "template %s", r->package);
-    rc = 0;
+    /* Source binding (pipeline/source_binding.h) starts at the request:
+     * what dak says it is for is what the template is. */
+    rc = !tpl.source || strcmp(tpl.source, r->source)
+             ? rs_fail(err, "template %s: its Source: is %s, but the request is for source %s", r->package,
+                       tpl.source ? tpl.source : "unknown", r->source)
+             : 0;
     for (size_t i = 0; rc == 0 && i < tpl.files.n_packages; i++) {
         const rs_sign_package *p = &tpl.files.packages[i];
         _cleanup_free_ char *owned = NULL;
@@ -389,6 +426,8 @@ static int describe_file(const char *path, const char *name, json_t *list, rs_er
     uint8_t h[SHA256_DIGEST_LENGTH];
     char hex[2 * SHA256_DIGEST_LENGTH + 1];
 
+    if (chmod(path, 0644) < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
     if (rs_read_file(path, MAX_OUTPUT_FILE, &data, err) < 0 || sync_path(path, err) < 0)
         return rs_error_prefix(err, "%s", path);
     rs_sha256(data.data, data.len, h);
@@ -405,7 +444,8 @@ static json_t *collect_outputs(const stage *g, rs_error *err)
     json_t *list = json_array();
     int n = scandir(g->out, &names, NULL, alphasort), rc = 0;
 
-    if (n < 0 || !list || mkdir(g->made, 0755) < 0)
+    /* Published, so readable on purpose: the umask is 077. */
+    if (n < 0 || !list || mkdir(g->made, 0755) < 0 || chmod(g->made, 0755) < 0)
         rc = rs_fail(err, "%s: %s", g->out, strerror(errno));
     for (int i = 0; i < n; i++) {
         _cleanup_free_ char *from = path_join(g->out, names[i]->d_name), *to = path_join(g->made, names[i]->d_name);
@@ -434,6 +474,7 @@ static int run_pipeline(rs_service *s, const rs_state_row *row, const stage *g, 
 {
     _cleanup_(rs_image_signerp) rs_image_signer *efi = NULL;
     _cleanup_(rs_image_signerp) rs_image_signer *module = NULL;
+    const rs_foreign_rule *foreign;
     rs_sign_template_options o = {
         .template_spec = g->template_deb,
         .packages_dir = g->debs,
@@ -448,6 +489,8 @@ static int run_pipeline(rs_service *s, const rs_state_row *row, const stage *g, 
         return -1;
     o.signers[SIG_EFI] = efi;
     o.signers[SIG_LINUX_MODULE] = module;
+    if ((foreign = rs_service_config_foreign(&s->cfg, row->req.source)))
+        o.foreign_sources = (rs_foreign_sources){ (const char *const *)foreign->allowed, foreign->n_allowed };
     return rs_sign_template(&o, err);
 }
 
