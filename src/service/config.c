@@ -12,7 +12,7 @@
 
 static const char *const known_keys[] = {
     "archive", "archive_keyring", "requests", "requests_signature", "requests_keyring", "keys", "log_key",
-    "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval", "allowed_foreign_sources", NULL,
+    "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval", "allowed_foreign_sources", "max_age_days", NULL,
 };
 
 void rs_service_config_free(rs_service_config *c)
@@ -231,7 +231,7 @@ static int check_names(const json_t *doc, rs_error *err)
 
 static int get_fields(const json_t *doc, rs_service_config *c, rs_error *err)
 {
-    const json_t *poll = json_object_get(doc, "poll_interval");
+    const json_t *poll = json_object_get(doc, "poll_interval"), *age = json_object_get(doc, "max_age_days");
 
     if (check_names(doc, err) < 0 || get_path(doc, "archive", true, false, &c->archive, err) < 0 ||
         get_path(doc, "archive_keyring", false, false, &c->archive_keyring, err) < 0 ||
@@ -246,6 +246,11 @@ static int get_fields(const json_t *doc, rs_service_config *c, rs_error *err)
     if (poll && (!json_is_integer(poll) || json_integer_value(poll) < 1 || json_integer_value(poll) > 86400))
         return rs_fail(err, "\"poll_interval\" must be 1 to 86400 seconds");
     c->poll_interval = poll ? (unsigned)json_integer_value(poll) : 60;
+    if (age && (!json_is_integer(age) || json_integer_value(age) < 1 || json_integer_value(age) > 3650))
+        return rs_fail(err, "\"max_age_days\" must be 1 to 3650 days");
+    /* dak re-signs Release daily and exports requests at every run: a
+     * month is far past any honest delay, and bounds a replay. */
+    c->max_age_days = age ? (unsigned)json_integer_value(age) : 30;
     if (c->requests_keyring && !c->requests_signature && asprintf(&c->requests_signature, "%s.sig", c->requests) < 0) {
         c->requests_signature = NULL;
         return rs_fail(err, "out of memory");

@@ -43,6 +43,7 @@ typedef struct rs_service_config {
     unsigned *gids;
     size_t n_gids;
     unsigned poll_interval;      /* seconds between looks at requests.json */
+    unsigned max_age_days;       /* older signed requests and Release files are refused */
     rs_foreign_rule *foreign;    /* "allowed_foreign_sources" */
     size_t n_foreign;
 } rs_service_config;

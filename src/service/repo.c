@@ -15,6 +15,7 @@
 #include "crypto/ossl.h"
 #include "pipeline/files_json.h"
 #include "service/gpgv.h"
+#include "service/release_meta.h"
 
 #define MAX_RELEASE (64 * 1024 * 1024)
 #define MAX_PACKAGES (512 * 1024 * 1024)
@@ -332,21 +333,60 @@ int rs_packages_find(const char *text, size_t len, const char *package, const ch
 
 /* ---- the repository ---- */
 
-static int read_release(const rs_repo *r, const char *suite, rs_release_file **files, size_t *n, rs_error *err)
+/* The suite's Release, verified when a keyring is set, and fresh. */
+static int read_verified_release(const rs_repo *r, const char *suite, rs_bytes *text, rs_release_meta *meta,
+                                 rs_error *err)
 {
     _cleanup_free_ char *path = NULL, *sig_path = NULL;
-    _cleanup_bytes_ rs_bytes text = { 0 }, sig = { 0 };
+    _cleanup_bytes_ rs_bytes sig = { 0 };
 
     if (!rs_valid_suite(suite))
         return rs_fail(err, "'%s' is not a valid suite name", suite);
     if (asprintf(&path, "%s/dists/%s/Release", r->root, suite) < 0 || asprintf(&sig_path, "%s.gpg", path) < 0)
         return rs_fail(err, "out of memory");
-    if (rs_read_file(path, MAX_RELEASE, &text, err) < 0)
+    if (rs_read_file(path, MAX_RELEASE, text, err) < 0)
         return rs_error_prefix(err, "%s", path);
-    if (r->keyring && (rs_read_file(sig_path, MAX_RELEASE, &sig, err) < 0 || rs_gpgv_verify(r->keyring, &text, &sig, err) < 0))
+    if (r->keyring && (rs_read_file(sig_path, MAX_RELEASE, &sig, err) < 0 ||
+                       rs_gpgv_verify(r->keyring, text, &sig, NULL, err) < 0))
         return rs_error_prefix(err, "%s", path);
-    if (rs_release_parse((const char *)text.data, text.len, files, n, err) < 0)
+    if (rs_release_meta_parse((const char *)text->data, text->len, meta, err) < 0 ||
+        rs_release_meta_check_fresh(meta, time(NULL), r->max_age, err) < 0)
         return rs_error_prefix(err, "%s", path);
+    return 0;
+}
+
+static int read_release(const rs_repo *r, const char *suite, rs_release_file **files, size_t *n, rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes text = { 0 };
+    rs_release_meta meta = { 0 };
+    int rc = read_verified_release(r, suite, &text, &meta, err);
+
+    rs_release_meta_free(&meta);
+    if (rc == 0 && rs_release_parse((const char *)text.data, text.len, files, n, err) < 0)
+        return rs_error_prefix(err, "%s/dists/%s/Release", r->root, suite);
+    return rc;
+}
+
+int rs_repo_suite_identity(const rs_repo *r, const char *suite, rs_release_meta *meta, char **dir_name,
+                           rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes text = { 0 };
+    _cleanup_free_ char *dists = NULL, *link = NULL, *real_dists = NULL, *real = NULL;
+    size_t n;
+
+    *dir_name = NULL;
+    if (read_verified_release(r, suite, &text, meta, err) < 0)
+        return -1;
+    if (asprintf(&dists, "%s/dists", r->root) < 0 || asprintf(&link, "%s/%s", dists, suite) < 0)
+        return rs_fail(err, "out of memory");
+    if (!(real_dists = realpath(dists, NULL)) || !(real = realpath(link, NULL)))
+        return rs_fail(err, "%s: %s", link, strerror(errno));
+    n = strlen(real_dists);
+    /* An alias resolves to a suite beside it, or it names nothing. */
+    if (strncmp(real, real_dists, n) || real[n] != '/' || strchr(real + n + 1, '/') || !rs_valid_suite(real + n + 1))
+        return rs_fail(err, "%s: resolves to %s, outside %s", link, real, real_dists);
+    if (!(*dir_name = strdup(real + n + 1)))
+        return rs_fail(err, "out of memory");
     return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/bytes.h"
 #include "base/error.h"
@@ -44,11 +45,17 @@ void rs_repo_package_free(rs_repo_package *p);
 typedef struct rs_repo {
     const char *root;
     const char *keyring;     /* when set, Release.gpg must verify with it */
+    time_t max_age;          /* a Release older than this is refused; 0: any age */
 } rs_repo;
 
 /* Finds package at exactly version, built for arch or "all", in suite. */
 int rs_repo_find(const rs_repo *r, const char *suite, const char *arch, const char *package, const char *version,
                  rs_repo_package *out, rs_error *err);
+/* Who a suite is, whatever a request called it: the Release's names and
+ * the directory dists/<suite> resolves to (*dir_name). */
+struct rs_release_meta;
+int rs_repo_suite_identity(const rs_repo *r, const char *suite, struct rs_release_meta *meta, char **dir_name,
+                           rs_error *err);
 /* Copies the .deb to dest, checking its size and SHA-256 on the way. */
 int rs_repo_fetch(const rs_repo *r, const rs_repo_package *p, const char *dest, rs_error *err);
 
