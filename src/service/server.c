@@ -19,6 +19,7 @@
 #include "ops/offline.h"
 #include "pipeline/files_json.h"
 #include "service/proto.h"
+#include "service/socket_policy.h"
 
 #define MAX_CLIENTS 1024
 /* Connections one uid may hold: `sign-template --via` opens up to 64,
@@ -47,8 +48,7 @@ struct rs_server {
     uid_t uids[MAX_CLIENTS];     /* each one's peer */
     size_t active;
     bool stopping;
-    rs_known_certs known;        /* the signers' certificates, for requests */
-    char (*fingerprints)[65];    /* of each signer's certificate, for the log */
+    rs_socket_keys keys;         /* the signers, their certificates and fingerprints */
 };
 
 static void note(rs_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -87,58 +87,6 @@ static int answer(int fd, char *text, rs_error *err)
     return rs_frame_write(fd, owned, strlen(owned), err);
 }
 
-/* One key, one purpose: the request's format names the only key that may
- * sign it, and the request must name that key's certificate. */
-static ssize_t signer_for(rs_server *s, const rs_offline_request *r, rs_error *err)
-{
-    const char *type = r->format->sig_type;
-    char named[65];
-
-    for (size_t i = 0; i < s->o.n_signers; i++) {
-        if (strcmp(rs_sig_type_name((rs_sig_type)i), type) != 0)
-            continue;
-        if (!s->o.signers[i])
-            break;
-        if (X509_cmp(s->o.signers[i]->cert, r->cert) != 0) {
-            rs_x509_fingerprint(r->cert, named);
-            return rs_fail(err, "the request names certificate %.16s..., but the %s key's is %.16s...; "
-                                "a key signs only its own sig_type", named, type, s->fingerprints[i]);
-        }
-        return (ssize_t)i;
-    }
-    return rs_fail(err, "the service holds no key for sig_type %s", type);
-}
-
-/* For a format whose key signs the image digest itself, a digest alone
- * could be anything's (a certificate's, another format's attributes): the
- * service signs only after reading the image and finding that digest. */
-static int check_attached_image(rs_frame_reader *rd, const rs_offline_request *r, rs_error *err)
-{
-    _cleanup_image_ rs_image img = { .in.fd = -1 };
-    int fd = r->image_attached ? rs_frame_take_fd(rd) : -1, seals;
-    const int sealed = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
-    rs_digest d;
-
-    if (!r->format->key_signs_image_digest)
-        return r->image_attached ? rs_fail(err, "a %s request takes no attached image", r->format->name) : 0;
-    if (fd < 0)
-        return rs_fail(err, "a %s is signed only from its own bytes: attach it (reprosign sign --via does)",
-                       r->format->name);
-    if ((seals = fcntl(fd, F_GET_SEALS)) < 0 || (seals & sealed) != sealed) {
-        close(fd);
-        return rs_fail(err, "the attached image is not a sealed memfd, so it could change while it is read");
-    }
-    if (rs_image_open_fd(&img, fd, "the attached image", err) < 0)
-        return -1;
-    if (img.format != r->format)
-        return rs_fail(err, "the attached image is a %s, not a %s", img.format->name, r->format->name);
-    if (img.format->digest(&img, r->opts.md, &d, err) < 0)
-        return rs_error_prefix(err, "the attached image");
-    if (!rs_digest_equal(&d, &r->image_digest))
-        return rs_fail(err, "the attached image's digest is not the request's image_digest");
-    return 0;
-}
-
 /* What the key did: the digest it signed (tbs_digest), what that binds
  * to (the image digest, of this format), with which key, for whom. */
 static json_t *log_entry(const client *c, const rs_offline_request *r, const char *fpr, const rs_bytes *sig)
@@ -167,13 +115,10 @@ static char *serve_request(client *c, rs_frame_reader *rd, const char *msg, size
     json_auto_t *entry = NULL;
     uint64_t index = 0;
     char *text = NULL;
-    ssize_t i;
+    size_t i;
 
-    if (rs_offline_request_read_known(msg, len, &s->known, &r, err) < 0)
-        return NULL;
-    if ((i = signer_for(s, &r, err)) >= 0 && check_attached_image(rd, &r, err) == 0 &&
-        rs_offline_sign(&r, s->o.signers[i], &sig, err) == 0 &&
-             !(entry = log_entry(c, &r, s->fingerprints[i], &sig)))
+    if (rs_socket_sign(&s->keys, rd, msg, len, &r, &i, &sig, err) == 0 &&
+        !(entry = log_entry(c, &r, s->keys.fingerprints[i], &sig)))
         rs_fail(err, "out of memory");
     if (entry && rs_translog_append(s->o.log, &entry, 1, &index, err) == 0 &&
         !(text = rs_answer_signed(&sig, index)))
@@ -386,23 +331,8 @@ static int listen_on(const char *path, int *out, rs_error *err)
 
 static void server_free(rs_server *s)
 {
-    rs_known_certs_free(&s->known);
-    free(s->fingerprints);
+    rs_socket_keys_free(&s->keys);
     free(s);
-}
-
-static int know_signers(rs_server *s, rs_error *err)
-{
-    if (!(s->fingerprints = calloc(s->o.n_signers + 1, sizeof(*s->fingerprints))))
-        return rs_fail(err, "out of memory");
-    for (size_t i = 0; i < s->o.n_signers; i++) {
-        if (!s->o.signers[i])
-            continue;
-        if (rs_known_certs_add(&s->known, s->o.signers[i]->cert, err) < 0)
-            return -1;
-        rs_hex(s->known.sha256[s->known.n - 1], 32, s->fingerprints[i]);
-    }
-    return 0;
 }
 
 int rs_server_start(const rs_server_options *o, rs_server **out, rs_error *err)
@@ -413,7 +343,7 @@ int rs_server_start(const rs_server_options *o, rs_server **out, rs_error *err)
     if (!s)
         return rs_fail(err, "out of memory");
     s->o = *o;
-    if (know_signers(s, err) < 0) {
+    if (rs_socket_keys_init(&s->keys, o->signers, o->n_signers, err) < 0) {
         server_free(s);
         return -1;
     }

@@ -3,14 +3,29 @@
  * returns must lie within the bytes that were sent, in order and whole
  * (length prefix, then body), and the walk must end in end-of-stream or
  * one error, never loop. Each frame is also read as an answer, as a client
- * reads what comes back: a value, or one error with its reason. */
+ * reads what comes back: a value, or one error with its reason.
+ *
+ * Each frame then goes to the socket's policy (service/socket_policy.h)
+ * with two stand-in keys, an EFI one and a module one, that record what
+ * they are asked to sign. A key may be reached only through the checks:
+ * the key of the request's sig_type, holding the request's certificate,
+ * over the digest the service itself rebuilt from the image digest, and,
+ * for a module, only with the module's own bytes attached and sealed.
+ *
+ * Input: a flags byte (bit 0: attach an image, sealed; bit 1: unsealed),
+ * then, when attaching, a 2-byte big-endian length and that many bytes of
+ * the image; the rest is what the client writes to the socket. */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fuzz_keys.h"
+#include "pipeline/files_json.h"
 #include "service/proto.h"
+#include "service/socket_policy.h"
 
 static void bug(const char *what)
 {
@@ -30,19 +45,168 @@ static void read_as_answer(const char *msg, size_t len)
     rs_bytes_free(&sig);
 }
 
+/* A key that records, and signs nothing. */
+typedef struct stand_in {
+    rs_signer base;
+    int calls;
+    rs_digest asked;
+} stand_in;
+
+static int stand_in_sign(rs_signer *s, const EVP_MD *md, const uint8_t *digest, size_t len, rs_bytes *sig,
+                         rs_error *err)
+{
+    stand_in *k = (stand_in *)s;
+
+    k->calls++;
+    k->asked = (rs_digest){ .md = md, .len = (unsigned)len };
+    memcpy(k->asked.bytes, digest, len < sizeof(k->asked.bytes) ? len : sizeof(k->asked.bytes));
+    return rs_bytes_set(sig, "value", 5, err);
+}
+
+static void stand_in_destroy(rs_signer *s)
+{
+    (void)s;
+}
+
+static const rs_signer_ops stand_in_ops = { .sign_digest = stand_in_sign, .destroy = stand_in_destroy };
+
+static stand_in keys[2];
+static rs_signer *signers[2];
+static rs_socket_keys policy;
+
+static void set_up(void)
+{
+    rs_error err;
+
+    for (int t = 0; t < 2; t++) {
+        keys[t].base.ops = &stand_in_ops;
+        if (rs_signer_init_base(&keys[t].base, fuzz_cert_from(t == SIG_EFI ? fuzz_cert_pem : fuzz_module_cert_pem), &err) < 0)
+            fuzz_die("stand-in key", err.msg);
+        signers[t] = &keys[t].base;
+    }
+    if (rs_socket_keys_init(&policy, signers, 2, &err) < 0)
+        fuzz_die("policy", err.msg);
+}
+
+/* The module digest of the attached bytes, when they are a module. */
+static bool attached_digest(const uint8_t *image, size_t len, const EVP_MD *md, rs_digest *d)
+{
+    rs_image img;
+    rs_error err;
+    char path[64];
+    int fd = fuzz_memfd("attached", path, sizeof(path));
+    bool ok;
+
+    fuzz_memfd_fill(fd, image, len);
+    ok = rs_image_open_fd(&img, fd, "attached", &err) == 0;
+    ok = ok && img.format->key_signs_image_digest && img.format->digest(&img, md, d, &err) == 0;
+    if (ok || img.format)
+        rs_image_close(&img);
+    return ok;
+}
+
+/* The policy's verdict on one frame, checked against what the keys saw. */
+static void judge(rs_frame_reader *rd, const char *msg, size_t len, const uint8_t *image, size_t image_len,
+                  bool sealed)
+{
+    rs_offline_request r = { 0 }, rebuilt;
+    rs_bytes sig = { 0 };
+    rs_error err;
+    size_t key = 9;
+    rs_digest d;
+    int before = keys[0].calls + keys[1].calls;
+
+    if (rs_socket_sign(&policy, rd, msg, len, &r, &key, &sig, &err) < 0) {
+        if (keys[0].calls + keys[1].calls != before)
+            fuzz_bug("a refused request reached a key", err.msg);
+        return;
+    }
+    if (keys[0].calls + keys[1].calls != before + 1 || keys[key].calls == 0)
+        fuzz_bug("a signed request did not reach exactly one key", msg);
+    if (strcmp(r.format->sig_type, rs_sig_type_name((rs_sig_type)key)) || X509_cmp(signers[key]->cert, r.cert))
+        fuzz_bug("a key signed outside its purpose", msg);
+    if (rs_offline_prepare_digest(r.format, &r.image_digest, r.cert, NULL, &r.opts, &rebuilt, &err) < 0 ||
+        !rs_digest_equal(&rebuilt.tbs, &keys[key].asked))
+        fuzz_bug("a key signed a digest the service did not rebuild", msg);
+    if (r.format->key_signs_image_digest &&
+        (!image || !sealed || !attached_digest(image, image_len, r.opts.md, &d) || !rs_digest_equal(&d, &r.image_digest)))
+        fuzz_bug("a module key signed without the module's own sealed bytes", msg);
+    rs_offline_request_free(&rebuilt);
+    rs_offline_request_free(&r);
+    rs_bytes_free(&sig);
+}
+
+/* The image the client attaches: a sealed memfd, or a plain one. */
+static int attach_fd(const uint8_t *image, size_t len, bool sealed)
+{
+    int fd = memfd_create("image", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+    if (fd < 0)
+        fuzz_die("memfd_create", NULL);
+    fuzz_memfd_fill(fd, image, len);
+    if (sealed && fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+        fuzz_die("seal", NULL);
+    return fd;
+}
+
+/* The client's bytes, with the image's descriptor on the first of them. */
+static ssize_t send_with(int sock, const uint8_t *data, size_t size, int fd)
+{
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control = { 0 };
+    struct iovec iov = { .iov_base = (void *)data, .iov_len = size };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+    struct cmsghdr *c;
+
+    if (fd >= 0) {
+        m.msg_control = control.buf;
+        m.msg_controllen = sizeof(control.buf);
+        c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    return sendmsg(sock, &m, 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     rs_frame_reader rd;
-    size_t offset = 0;
-    int sv[2];
+    size_t offset = 0, image_len = 0;
+    const uint8_t *image = NULL;
+    bool sealed = true;
+    int sv[2], fd = -1;
+
+    if (!policy.fingerprints)
+        set_up();
+    if (size < 1)
+        return 0;
+    if (data[0] & 1) {
+        if (size < 3 || (image_len = (size_t)data[1] << 8 | data[2]) > size - 3)
+            return 0;
+        image = data + 3;
+        sealed = !(data[0] & 2);
+        data += 3 + image_len;
+        size -= 3 + image_len;
+    } else {
+        data++;
+        size--;
+    }
 
     /* Inputs stay far below a socket buffer, so one send takes them all. */
     if (size > 16384 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
         return 0;
-    if (size && send(sv[1], data, size, 0) != (ssize_t)size)
+    if (image && size)
+        fd = attach_fd(image, image_len, sealed);
+    if (size && send_with(sv[1], data, size, fd) != (ssize_t)size)
         bug("fuzz set-up: short send\n");
+    if (fd >= 0)
+        close(fd);
     close(sv[1]);
     rd = (rs_frame_reader){ .fd = sv[0] };
     for (;;) {
@@ -68,6 +232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             bug("a frame that is not the bytes sent\n");
         offset += 4 + len;
         read_as_answer(msg, len);
+        judge(&rd, msg, len, image, image_len, sealed);
     }
     close(sv[0]);
     rs_frame_reader_free(&rd);

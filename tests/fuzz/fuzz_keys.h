@@ -38,6 +38,23 @@ static const char fuzz_cert_pem[] =
     "zUwvMys3XOpobSFRQnV7mg==\n"
     "-----END CERTIFICATE-----\n";
 
+/* A second signer's certificate, for the module key of the socket's
+ * policy (fuzz_frames): one key, one purpose needs two keys. Its private
+ * key is not needed: the fuzzer's keys only record what they are asked. */
+static const char fuzz_module_cert_pem[] =
+    "-----BEGIN CERTIFICATE-----\n"
+    "MIIBvzCCAWWgAwIBAgIUEg2HVCg6E0LoTqiYku+Qvlw3OCAwCgYIKoZIzj0EAwIw\n"
+    "NDEyMDAGA1UEAwwpcmVwcm9zaWduIGZ1enogbW9kdWxlIHNpZ25lciAobm90IHNl\n"
+    "Y3JldCkwIBcNMjYxMjA0MTM1NTExWhgPMjEyNjExMTAxMzU1MTFaMDQxMjAwBgNV\n"
+    "BAMMKXJlcHJvc2lnbiBmdXp6IG1vZHVsZSBzaWduZXIgKG5vdCBzZWNyZXQpMFkw\n"
+    "EwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZuSr4+7ToToObGG8CDxWWqCEWjJZo3pT\n"
+    "0yvEF1cfBDjY7q5pGJTB8sUndGOXH6OqKtXAEFmssTTFci5iEiG6R6NTMFEwHQYD\n"
+    "VR0OBBYEFCjAUPOWW/NLQjGJU5Mo3p8dvgnfMB8GA1UdIwQYMBaAFCjAUPOWW/NL\n"
+    "QjGJU5Mo3p8dvgnfMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIh\n"
+    "APwLqxzIPIwcLJ8rEinHw6T4OXgv7e9btgpkSCrPYvHJAiBPUhmVuqfnkp/JgQcM\n"
+    "de8/6uuWLgNtdWR6QRmnDeCOvw==\n"
+    "-----END CERTIFICATE-----\n";
+
 /* The harness has no way to report set-up failures but to stop. */
 static inline void fuzz_die(const char *what, const char *detail)
 {
@@ -45,15 +62,20 @@ static inline void fuzz_die(const char *what, const char *detail)
     abort();
 }
 
-static inline X509 *fuzz_test_cert(void)
+static inline X509 *fuzz_cert_from(const char *pem)
 {
-    BIO *bio = BIO_new_mem_buf(fuzz_cert_pem, -1);
+    BIO *bio = BIO_new_mem_buf(pem, -1);
     X509 *cert = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
 
     BIO_free(bio);
     if (!cert)
         fuzz_die("cannot parse the embedded certificate", NULL);
     return cert;
+}
+
+static inline X509 *fuzz_test_cert(void)
+{
+    return fuzz_cert_from(fuzz_cert_pem);
 }
 
 /* An anonymous in-memory regular file, reachable by path through

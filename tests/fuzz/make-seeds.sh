@@ -228,12 +228,14 @@ done
 
 # The test signer lives in fuzz_keys.h so the fuzzers' trust store and
 # these seeds agree; pull the PEM out of the C string literals.
-pem() {
-    sed -n "/BEGIN $1/,/END $1/p" "$here/fuzz_keys.h" | sed -e 's/^ *"//' -e 's/\\n" *;\{0,1\}$//'
+pem() {  # pem TYPE [N]: the Nth (default first) PEM block of TYPE
+    awk -v want="${2:-1}" "/BEGIN $1/ { n++ } n == want { print } n == want && /END $1/ { exit }" "$here/fuzz_keys.h" |
+        sed -e 's/^ *"//' -e 's/\\n" *;\{0,1\}$//'
 }
 pem "PRIVATE KEY" >"$tmp/key.pem"
 chmod 0600 "$tmp/key.pem"
 pem CERTIFICATE >"$tmp/cert.pem"
+pem CERTIFICATE 2 >"$tmp/module-cert.pem"
 
 # Drops files whose bytes an earlier file (by name) already has.
 dedupe() {
@@ -800,22 +802,40 @@ for path in sorted(glob.glob(f"{sys.argv[1]}/*.json")):
     r.pop("chain", None)
     open(path[:-5] + ".wire.json", "w").write(json.dumps(r, separators=(",", ":")))
 PY
-# The socket's frames: one request, two back to back, a cut one; the
-# service's answers, a signature value and a refusal.
+# The socket's frames (after fuzz_frames' flags byte): one request, two
+# back to back, a cut one; the service's answers, a signature value and a
+# refusal; a module request with the module attached, sealed and not.
 mkdir -p "$out/fuzz_frames"
-python3 - "$req" "$out/fuzz_frames" <<'PY'
-import base64, glob, json, struct, sys
+small_module=$(ls -S "$mod"/*.o 2>/dev/null | tail -n 1)
+if [ -n "$small_module" ]; then
+    "$reprosign" sign --prepare-offline --cert "$tmp/module-cert.pem" --output "$tmp/module.req" "$small_module" >/dev/null
+fi
+python3 - "$req" "$out/fuzz_frames" "${small_module:-}" "$tmp/module.req" <<'PY'
+import base64, glob, hashlib, json, os, struct, sys
 reqs = [open(p, "rb").read() for p in sorted(glob.glob(f"{sys.argv[1]}/*.wire.json"))][:2]
 frame = lambda m: struct.pack(">I", len(m)) + m
+seed = lambda name, data: open(f"{sys.argv[2]}/{name}", "wb").write(data)
 if reqs:
-    open(f"{sys.argv[2]}/one", "wb").write(frame(reqs[0]))
-    open(f"{sys.argv[2]}/two", "wb").write(b"".join(frame(m) for m in reqs))
-    open(f"{sys.argv[2]}/cut", "wb").write(frame(reqs[0])[:-7])
-open(f"{sys.argv[2]}/empty-length", "wb").write(bytes(4))
+    seed("one", b"\0" + frame(reqs[0]))
+    seed("two", b"\0" + b"".join(frame(m) for m in reqs))
+    seed("cut", b"\0" + frame(reqs[0])[:-7])
+seed("empty-length", b"\0" + bytes(4))
 value = base64.b64encode(bytes(range(256))).decode()
-open(f"{sys.argv[2]}/answers", "wb").write(
+seed("answers", b"\0" +
     frame(json.dumps({"ok": True, "signature": value, "log_index": 41}, separators=(",", ":")).encode())
     + frame(b'{"ok":false,"error":"uid 1000 (gid 1000) is not allowed to use this signing socket"}'))
+if sys.argv[3] and os.path.exists(sys.argv[4]):
+    module = open(sys.argv[3], "rb").read()[:65535]
+    r = json.load(open(sys.argv[4]))
+    r["certificate_sha256"] = hashlib.sha256(base64.b64decode(r.pop("certificate"))).hexdigest()
+    r.pop("chain", None)
+    r["image"] = "attached"
+    body = frame(json.dumps(r, separators=(",", ":")).encode())
+    head = lambda flags: bytes([flags]) + struct.pack(">H", len(module)) + module
+    seed("module-attached", head(1) + body)
+    seed("module-unsealed", head(3) + body)
+    r.pop("image")
+    seed("module-bare", b"\0" + frame(json.dumps(r, separators=(",", ":")).encode()))
 PY
 
 echo "make-seeds: $(summary)in $out (largest PE seed $(wc -c "$pe"/* | sort -n | tail -2 | head -1 | awk '{print $1}') bytes)"
