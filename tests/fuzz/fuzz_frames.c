@@ -115,22 +115,24 @@ static void judge(rs_frame_reader *rd, const char *msg, size_t len, const uint8_
     size_t key = 9;
     rs_digest d;
     int before = keys[0].calls + keys[1].calls;
+    char shown[256];   /* msg is not NUL-terminated */
 
+    snprintf(shown, sizeof(shown), "%.*s", (int)(len < 200 ? len : 200), msg);
     if (rs_socket_sign(&policy, rd, msg, len, &r, &key, &sig, &err) < 0) {
         if (keys[0].calls + keys[1].calls != before)
             fuzz_bug("a refused request reached a key", err.msg);
         return;
     }
     if (keys[0].calls + keys[1].calls != before + 1 || keys[key].calls == 0)
-        fuzz_bug("a signed request did not reach exactly one key", msg);
+        fuzz_bug("a signed request did not reach exactly one key", shown);
     if (strcmp(r.format->sig_type, rs_sig_type_name((rs_sig_type)key)) || X509_cmp(signers[key]->cert, r.cert))
-        fuzz_bug("a key signed outside its purpose", msg);
+        fuzz_bug("a key signed outside its purpose", shown);
     if (rs_offline_prepare_digest(r.format, &r.image_digest, r.cert, NULL, &r.opts, &rebuilt, &err) < 0 ||
         !rs_digest_equal(&rebuilt.tbs, &keys[key].asked))
-        fuzz_bug("a key signed a digest the service did not rebuild", msg);
+        fuzz_bug("a key signed a digest the service did not rebuild", shown);
     if (r.format->key_signs_image_digest &&
         (!image || !sealed || !attached_digest(image, image_len, r.opts.md, &d) || !rs_digest_equal(&d, &r.image_digest)))
-        fuzz_bug("a module key signed without the module's own sealed bytes", msg);
+        fuzz_bug("a module key signed without the module's own sealed bytes", shown);
     rs_offline_request_free(&rebuilt);
     rs_offline_request_free(&r);
     rs_bytes_free(&sig);
