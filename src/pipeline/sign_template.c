@@ -20,6 +20,7 @@
 #include "base/file.h"
 #include "crypto/ossl.h"
 #include "ops/ops.h"
+#include "ops/offline.h"
 #include "pipeline/batch.h"
 #include "pipeline/pkgtree.h"
 #include "pipeline/source_binding.h"
@@ -471,20 +472,42 @@ static int sign_all(job *j, rs_error *err)
 
 /* ---- outputs ---- */
 
+/* The digest the key itself signed, for the log: the image digest where
+ * the key signs that directly (modules), else the signed attributes'
+ * digest, rebuilt as the signature was (ops/offline.h). */
+static int key_signed_digest(const job *j, const item *it, char out[RS_DIGEST_STR], rs_error *err)
+{
+    _cleanup_(rs_offline_request_free) rs_offline_request r = { 0 };
+
+    if (it->format->key_signs_image_digest) {
+        rs_digest_format(&it->digest, out, RS_DIGEST_STR);
+        return 0;
+    }
+    if (rs_offline_prepare_digest(it->format, &it->digest, j->o->signers[it->file->type]->cert, NULL, &j->o->sign,
+                                  &r, err) < 0)
+        return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
+    rs_digest_format(&r.tbs, out, RS_DIGEST_STR);
+    return 0;
+}
+
 static int write_manifest(job *j, rs_error *err)
 {
     _cleanup_free_ char *path = NULL, *text = NULL;
     json_t *files = json_array(), *doc;
     for (size_t i = 0; i < j->n_items; i++) {
         const item *it = &j->items[i];
-        char digest[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1], fpr[65];
+        char digest[RS_DIGEST_STR], tbs[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1], fpr[65];
 
+        if (key_signed_digest(j, it, tbs, err) < 0) {
+            json_decref(files);
+            return -1;
+        }
         rs_x509_fingerprint(j->o->signers[it->file->type]->cert, fpr);
         rs_digest_format(&it->digest, digest, sizeof(digest));
         rs_hex(it->sig_sha256, sizeof(it->sig_sha256), sig);
-        json_array_append_new(files, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "package", it->pkg->name, "path",
-                                               it->file->path, "sig_type", rs_sig_type_name(it->file->type),
-                                               "signed_digest", digest, "signer_fingerprint", fpr,
+        json_array_append_new(files, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "package", it->pkg->name,
+                                               "path", it->file->path, "sig_type", rs_sig_type_name(it->file->type),
+                                               "signed_digest", digest, "tbs_digest", tbs, "signer_fingerprint", fpr,
                                                "signature_sha256", sig));
     }
     doc = json_pack("{s:s?, s:s?, s:o}", "template", j->tpl.package, "template_version", j->tpl.version, "files",
