@@ -620,6 +620,7 @@ static int copy_dir(const char *from, const char *to, rs_error *err)
 static int move_into_output(rs_service *s, const char *pub, const char *dest, const char *id, rs_error *err)
 {
     _cleanup_free_ char *tmp = NULL;
+    int rc = 0;
 
     if (rename(pub, dest) == 0)
         return 0;
@@ -627,13 +628,16 @@ static int move_into_output(rs_service *s, const char *pub, const char *dest, co
         return rs_fail(err, "%s: %s", dest, strerror(errno));
     if (asprintf(&tmp, "%s/.%s.partial-XXXXXX", s->cfg.output, id) < 0 || !mkdtemp(tmp))
         return rs_fail(err, "%s: cannot create a directory: %s", s->cfg.output, strerror(errno));
-    if (chmod(tmp, 0755) < 0 || copy_dir(pub, tmp, err) < 0 || sync_path(tmp, err) < 0 || rename(tmp, dest) < 0) {
-        if (!err->msg[0])
-            rs_fail(err, "%s: %s", dest, strerror(errno));
+    /* Each step reports its own failure once; err is never read here. */
+    if (chmod(tmp, 0755) < 0)
+        rc = rs_fail(err, "%s: %s", tmp, strerror(errno));
+    else if (copy_dir(pub, tmp, err) < 0 || sync_path(tmp, err) < 0)
+        rc = -1;
+    else if (rename(tmp, dest) < 0)
+        rc = rs_fail(err, "%s: %s", dest, strerror(errno));
+    if (rc < 0)
         rs_remove_tree(tmp);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 /* The published files must be exactly the ones signed. */
