@@ -52,6 +52,8 @@ service_pid=$!
 trap 'kill "$service_pid" 2>/dev/null; rm -rf "$WORK"' EXIT
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 check "the service listens" test -S "$sock"
+check "the service, holding keys, may write no core file" \
+    test "$(prlimit --pid "$service_pid" --core --output SOFT,HARD --noheadings | awk '{print $1, $2}')" = "0 0"
 check "the socket was made 0666 at bind, not changed through its path" \
     test "$(stat -c %a "$sock")" = 666
 
