@@ -30,7 +30,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 # The Debian package: dpkg-buildpackage in a copy of the tree (its build runs
 # the network-free tests again), then lintian.
-REPROSIGN_TEST_PACKAGE=1 REPROSIGN=$(pwd)/build/reprosign TESTS_DIR=$(pwd)/tests \
+REPROSIGN_TEST_PACKAGE=1 REPROSIGN_INSTALL_PACKAGE=1 REPROSIGN=$(pwd)/build/reprosign TESTS_DIR=$(pwd)/tests \
     bash tests/interop/test_debian_package.sh
 
 # Memcheck over the suite is slow (tens of minutes): opt in with

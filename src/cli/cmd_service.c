@@ -4,6 +4,7 @@
 
 #include "base/file.h"
 #include "cli/cli.h"
+#include "service/daemon.h"
 #include "service/service.h"
 
 static int run(int argc, char **argv);
@@ -33,10 +34,10 @@ static void on_stop(int sig)
     stop_requested = 1;
 }
 
-static void print_note(void *ctx, const char *line)
+static void print_note(void *ctx, const rs_log_fields *fields, const char *line)
 {
     (void)ctx;
-    fprintf(stderr, "reprosign service: %s\n", line);
+    rs_daemon_log(fields, line);
 }
 
 typedef struct args {

@@ -1,5 +1,6 @@
 #include "service/config.h"
 
+#include <grp.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,24 @@ static int get_ids(const json_t *sock, const char *name, unsigned **out, size_t 
     return 0;
 }
 
+/* A group name, or a number. */
+static int get_group(const json_t *v, rs_service_config *c, rs_error *err)
+{
+    const char *name = json_string_value(v);
+    struct group *g;
+
+    if (!v)
+        return 0;
+    if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) < 0xffffffffLL)
+        c->socket_group = (gid_t)json_integer_value(v);
+    else if (name && (g = getgrnam(name)))
+        c->socket_group = g->gr_gid;
+    else
+        return rs_fail(err, "\"socket\": \"group\": %s is not a group on this system", name ? name : "(not a name)");
+    c->socket_group_set = true;
+    return 0;
+}
+
 static int get_socket(const json_t *doc, rs_service_config *c, rs_error *err)
 {
     const json_t *sock = json_object_get(doc, "socket");
@@ -164,7 +183,7 @@ static int get_socket(const json_t *doc, rs_service_config *c, rs_error *err)
         return rs_error_prefix(err, "\"socket\"");
     if (!c->n_uids && !c->n_gids)
         return rs_fail(err, "\"socket\": allow_uids or allow_gids must name who may use it");
-    return 0;
+    return get_group(json_object_get(sock, "group"), c, err);
 }
 
 static int get_foreign_rule(const char *source, const json_t *list, rs_foreign_rule *r, rs_error *err)
@@ -219,7 +238,8 @@ static int check_names(const json_t *doc, rs_error *err)
     json_t *v;
 
     json_object_foreach((json_t *)doc, name, v) {
-        bool known = false;
+        /* "// ...": a comment, for a configuration file people read. */
+        bool known = !strncmp(name, "//", 2);
 
         for (size_t i = 0; known_keys[i]; i++)
             known |= !strcmp(name, known_keys[i]);

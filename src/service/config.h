@@ -42,6 +42,8 @@ typedef struct rs_service_config {
     size_t n_uids;
     unsigned *gids;
     size_t n_gids;
+    gid_t socket_group;          /* "socket"."group": who may connect (0660) */
+    bool socket_group_set;
     unsigned poll_interval;      /* seconds between looks at requests.json */
     unsigned max_age_days;       /* older signed requests and Release files are refused */
     rs_foreign_rule *foreign;    /* "allowed_foreign_sources" */

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,23 +49,11 @@ struct rs_server {
     uid_t uids[MAX_CLIENTS];     /* each one's peer */
     size_t active;
     bool stopping;
+    bool passed;                 /* the socket came from systemd */
     rs_socket_keys keys;         /* the signers, their certificates and fingerprints */
 };
 
-static void note(rs_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void note(rs_server *s, const char *fmt, ...)
-{
-    char line[RS_ERROR_MAX + 128];
-    va_list ap;
-
-    if (!s->o.note)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    s->o.note(s->o.note_ctx, line);
-}
+#define note(s, ...) rs_notef((s)->o.note, (s)->o.note_ctx, NULL, __VA_ARGS__)
 
 static bool allowed(const rs_service_config *c, const struct ucred *cred)
 {
@@ -105,6 +94,21 @@ static json_t *log_entry(const client *c, const rs_offline_request *r, const cha
                      sig_sha, "time", (json_int_t)(r->opts.signing_time ? r->opts.time : time(NULL)));
 }
 
+/* Every signature is a log line too, with the peer: the journal can be
+ * searched by REPROSIGN_PEER_UID and REPROSIGN_DIGEST. */
+static void note_signed(const client *c, const rs_offline_request *r, uint64_t index)
+{
+    char digest[RS_DIGEST_STR], uid[16];
+    rs_log_fields f = { .package = r->file, .digest = digest, .peer_uid = uid };
+
+    rs_digest_format(&r->image_digest, digest, sizeof(digest));
+    snprintf(uid, sizeof(uid), "%u", (unsigned)c->cred.uid);
+    rs_notef(c->server->o.note, c->server->o.note_ctx, &f,
+             "socket: uid %u pid %d (%s): signed %s %s with the %s key, log entry %llu", (unsigned)c->cred.uid,
+             (int)c->cred.pid, c->exe[0] ? c->exe : "?", r->format->name, r->file ? r->file : digest,
+             r->format->sig_type, (unsigned long long)index);
+}
+
 /* Signs one request and returns the answer; the value leaves only once
  * its log entry is on disk. NULL: refused, for the reason in err. */
 static char *serve_request(client *c, rs_frame_reader *rd, const char *msg, size_t len, rs_error *err)
@@ -123,6 +127,8 @@ static char *serve_request(client *c, rs_frame_reader *rd, const char *msg, size
     if (entry && rs_translog_append(s->o.log, &entry, 1, &index, err) == 0 &&
         !(text = rs_answer_signed(&sig, index)))
         rs_fail(err, "out of memory");
+    if (text)
+        note_signed(c, &r, index);
     rs_offline_request_free(&r);
     return text;
 }
@@ -142,7 +148,8 @@ static void serve_client(client *c)
             break;
         err.msg[0] = '\0';
         if (!(text = serve_request(c, &rd, msg, len, &err))) {
-            note(c->server, "socket: uid %u pid %d: refused: %s", (unsigned)c->cred.uid, (int)c->cred.pid, err.msg);
+            rs_notef(c->server->o.note, c->server->o.note_ctx, &(rs_log_fields){ .priority = LOG_WARNING },
+                     "socket: uid %u pid %d: refused: %s", (unsigned)c->cred.uid, (int)c->cred.pid, err.msg);
             text = rs_answer_refused(err.msg);
         }
         if (answer(c->fd, text, &err) < 0)
@@ -298,13 +305,17 @@ static int clear_stale(const char *path, const struct sockaddr_un *addr, rs_erro
     return unlink(path) == 0 ? 0 : rs_fail(err, "%s: %s", path, strerror(errno));
 }
 
-static int listen_on(const char *path, int *out, rs_error *err)
+static int listen_on(const rs_service_config *c, int *out, bool *passed, rs_error *err)
 {
     struct sockaddr_un addr = { .sun_family = AF_UNIX };
     _cleanup_close_ int fd = -1;
+    const char *path = c->socket;
     mode_t old_mask;
     int rc;
 
+    /* Under reprosign.socket, systemd made it (SocketMode=, SocketGroup=). */
+    if ((rc = rs_daemon_listen_fd(path, out, err)) != 0)
+        return *passed = rc > 0, rc > 0 ? 0 : -1;
     if (strlen(path) >= sizeof(addr.sun_path))
         return rs_fail(err, "%s: the socket path is too long", path);
     strcpy(addr.sun_path, path);
@@ -312,16 +323,17 @@ static int listen_on(const char *path, int *out, rs_error *err)
         return -1;
     if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
         return rs_fail(err, "socket: %s", strerror(errno));
-    /* The mode comes from the umask at bind(), so nothing is changed
-     * through a path a symlink could have replaced. Anyone may connect;
-     * SO_PEERCRED decides, so a refused build gets a reason instead of
-     * EACCES. */
-    old_mask = umask(0111);
+    /* The mode comes from the umask at bind(), so no chmod goes through a
+     * path a symlink could have replaced. With socket.group, only that
+     * group may connect (0660); without, anyone may, and SO_PEERCRED
+     * decides, so a refused build gets a reason instead of EACCES. */
+    old_mask = umask(c->socket_group_set ? 0117 : 0111);
     rc = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
     umask(old_mask);
     if (rc < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    if (listen(fd, 256) < 0) {
+    if ((c->socket_group_set && fchownat(AT_FDCWD, path, (uid_t)-1, c->socket_group, AT_SYMLINK_NOFOLLOW) < 0) ||
+        listen(fd, 256) < 0) {
         unlink(path);
         return rs_fail(err, "%s: %s", path, strerror(errno));
     }
@@ -351,13 +363,14 @@ int rs_server_start(const rs_server_options *o, rs_server **out, rs_error *err)
         s->fds[i] = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->idle, NULL);
-    if (listen_on(o->config->socket, &s->listen_fd, err) < 0) {
+    if (listen_on(o->config, &s->listen_fd, &s->passed, err) < 0) {
         server_free(s);
         return -1;
     }
     if (pthread_create(&s->acceptor, NULL, accept_loop, s) != 0) {
         close(s->listen_fd);
-        unlink(o->config->socket);
+        if (!s->passed)
+            unlink(o->config->socket);
         server_free(s);
         return rs_fail(err, "cannot start the socket thread");
     }
@@ -388,7 +401,8 @@ void rs_server_stop(rs_server *s)
     wake_acceptor(s);
     pthread_join(s->acceptor, NULL);
     close(s->listen_fd);
-    unlink(s->o.config->socket);
+    if (!s->passed)   /* systemd's socket stays for the next start */
+        unlink(s->o.config->socket);
     pthread_mutex_lock(&s->mu);
     while (s->active > 0)
         pthread_cond_wait(&s->idle, &s->mu);

@@ -8,13 +8,12 @@
 #include <stddef.h>
 
 #include "crypto/signer.h"
+#include "service/daemon.h"
 #include "service/config.h"
 #include "translog/log.h"
 
 typedef struct rs_server rs_server;
 
-/* Operational messages (refusals, failures) go here; the CLI prints them. */
-typedef void (*rs_note_fn)(void *ctx, const char *line);
 
 typedef struct rs_server_options {
     const rs_service_config *config;

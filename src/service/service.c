@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,20 +44,7 @@ struct rs_service {
     rs_translog *log;
 };
 
-static void note(rs_service *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void note(rs_service *s, const char *fmt, ...)
-{
-    char line[RS_ERROR_MAX + 256];
-    va_list ap;
-
-    if (!s->note)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    s->note(s->note_ctx, line);
-}
+#define note(s, ...) rs_notef((s)->note, (s)->note_ctx, NULL, __VA_ARGS__)
 
 static char *path_join(const char *a, const char *b)
 {
@@ -541,6 +529,24 @@ static int run_pipeline(rs_service *s, const rs_state_row *row, const stage *g, 
     return rs_sign_template(&o, err);
 }
 
+/* Every signature is a log line too, searchable in the journal by
+ * REPROSIGN_REQUEST, REPROSIGN_PACKAGE and REPROSIGN_DIGEST. */
+static void note_signatures(rs_service *s, const rs_state_row *row, const json_t *entries)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(entries, i, e) {
+        const char *package = json_string_value(json_object_get(e, "package"));
+        const char *digest = json_string_value(json_object_get(e, "signed_digest"));
+        rs_log_fields f = { .request = row->req.id, .package = package, .digest = digest };
+
+        rs_notef(s->note, s->note_ctx, &f, "%s: signed %s/%s (%s) with the %s key", row->req.id, package,
+                 json_string_value(json_object_get(e, "path")), digest,
+                 json_string_value(json_object_get(e, "sig_type")));
+    }
+}
+
 static int sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
 {
     _cleanup_(stage_free) stage g;
@@ -568,6 +574,7 @@ static int sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
         rs_state_set_signed(s->state, row->req.id, row->req.embargoed, outputs_text, entries_text, err) < 0)
         return -1;
     rs_remove_tree(g.work);
+    note_signatures(s, row, entries);
     note(s, "%s: signed%s", row->req.id, row->req.embargoed ? " and held (embargoed)" : "");
     return 0;
 }
@@ -759,10 +766,34 @@ int rs_service_pass(rs_service *s, size_t *failed, rs_error *err)
     return rs_translog_checkpoint(s->log, err);
 }
 
+/* systemctl status shows this line: what waits and what failed. */
+static void notify_status(rs_service *s, const char *prefix)
+{
+    size_t count[RS_REQ_FAILED + 1] = { 0 };
+    rs_state_row *rows = NULL;
+    size_t n = 0;
+    rs_error ignored;
+    char line[256];
+
+    if (rs_state_list(s->state, -1, &rows, &n, &ignored) < 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if ((size_t)rows[i].status <= RS_REQ_FAILED)
+            count[rows[i].status]++;
+    rs_state_rows_free(rows, n);
+    snprintf(line, sizeof(line), "%sSTATUS=%zu pending, %zu held, %zu failed, %zu published", prefix ? prefix : "",
+             count[RS_REQ_PENDING], count[RS_REQ_HELD], count[RS_REQ_FAILED], count[RS_REQ_PUBLISHED]);
+    rs_daemon_notify(line);
+}
+
 int rs_service_serve(rs_service *s, volatile sig_atomic_t *stop, rs_error *err)
 {
     rs_server_options o = { &s->cfg, s->by_type, 2, s->log, s->note, s->note_ctx };
     rs_server *server = NULL;
+
+    /* Half the watchdog's period, in 100 ms ticks, at least one. */
+    unsigned long long ping = rs_daemon_watchdog_usec() / 200000;
+    bool ready = false;
 
     if (s->cfg.socket && rs_server_start(&o, &server, err) < 0)
         return -1;
@@ -773,10 +804,19 @@ int rs_service_serve(rs_service *s, volatile sig_atomic_t *stop, rs_error *err)
         size_t failed;
 
         if (rs_service_pass(s, &failed, &pass_err) < 0)
-            note(s, "%s", pass_err.msg);
-        for (unsigned t = 0; !*stop && t < s->cfg.poll_interval * 10; t++)
+            rs_notef(s->note, s->note_ctx, &(rs_log_fields){ .priority = LOG_ERR }, "%s", pass_err.msg);
+        /* Ready once the state, the keys and the socket are up and the
+         * first pass has run: a unit ordered after this one finds work
+         * done that was waiting. */
+        notify_status(s, ready ? NULL : "READY=1\n");
+        ready = true;
+        for (unsigned long long t = 0; !*stop && t < s->cfg.poll_interval * 10ULL; t++) {
+            if (ping && t % ping == 0)
+                rs_daemon_notify("WATCHDOG=1");
             nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
+        }
     }
+    rs_daemon_notify("STOPPING=1");
     if (server)
         rs_server_stop(server);
     return rs_translog_checkpoint(s->log, err);

@@ -26,6 +26,22 @@ check "... the man pages" bash -c "grep -q 'usr/share/man/man1/reprosign.1.gz' '
 check "... the bash completion" grep -q 'usr/share/bash-completion/completions/reprosign$' "$WORK/contents"
 check "... and depends on libarchive13 (loaded with dlopen)" bash -c "dpkg-deb -f '$deb' Depends | grep -q libarchive13"
 check "... and on libp11-kit0 (loaded with dlopen too)" bash -c "dpkg-deb -f '$deb' Depends | grep -q libp11-kit0"
+check "... the systemd units, sysusers and tmpfiles" bash -c "
+    grep -q 'lib/systemd/system/reprosign.service$' '$WORK/contents' &&
+    grep -q 'lib/systemd/system/reprosign.socket$' '$WORK/contents' &&
+    grep -q 'usr/lib/sysusers.d/reprosign.conf$' '$WORK/contents' &&
+    grep -q 'usr/lib/tmpfiles.d/reprosign.conf$' '$WORK/contents'"
+check "... and a default /etc/reprosign/service.json, a conffile" bash -c "
+    grep -q 'etc/reprosign/service.json$' '$WORK/contents' && dpkg-deb -I '$deb' conffiles | grep -qx /etc/reprosign/service.json"
+mkdir -p "$WORK/conf" && dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$WORK/conf" ./etc/reprosign/service.json
+check "... which 'service init' accepts as it ships" \
+    "$REPROSIGN" service init --state "$WORK/default-state" --config "$WORK/conf/etc/reprosign/service.json"
+if [ "$(id -u)" = 0 ] && [ "${REPROSIGN_INSTALL_PACKAGE:-0}" = 1 ]; then
+    check "dpkg -i installs it" bash -c "dpkg -i '$deb' >'$WORK/dpkg.log' 2>&1 || { tail -20 '$WORK/dpkg.log'; exit 1; }"
+    check "... and creates the reprosign user and the reprosign-sign group" bash -c "getent passwd reprosign && getent group reprosign-sign"
+    check "systemd-analyze verify passes on the installed units" \
+        systemd-analyze verify --man=no /lib/systemd/system/reprosign.socket /lib/systemd/system/reprosign.service
+fi
 if command -v lintian >/dev/null; then
     lintian --fail-on error "$WORK"/pkg/reprosign_*.changes >"$WORK/lintian.log" 2>&1
     rc=$?
