@@ -18,6 +18,20 @@ int rs_fail(rs_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     set_message(err, fmt, ap);
     va_end(ap);
+    err->transient = false;
+    return -1;
+}
+
+int rs_fail_transient(rs_error *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err)
+        return -1;
+    va_start(ap, fmt);
+    set_message(err, fmt, ap);
+    va_end(ap);
+    err->transient = true;
     return -1;
 }
 
@@ -33,6 +47,7 @@ int rs_fail_ssl(rs_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     set_message(err, fmt, ap);
     va_end(ap);
+    err->transient = false;
     if (code) {
         size_t used = strlen(err->msg);
         const char *reason = ERR_reason_error_string(code);

@@ -4,15 +4,21 @@
 #define RS_ERROR_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 #define RS_ERROR_MAX 1024
 
 typedef struct rs_error {
     char msg[RS_ERROR_MAX];
+    /* The failure may pass by itself (the archive unreachable, a token
+     * unplugged): worth trying again later. Prefixing keeps it. */
+    bool transient;
 } rs_error;
 
 /* Sets the message and returns -1 so callers can `return rs_fail(...)`. */
 int rs_fail(rs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a failure that may pass by itself. */
+int rs_fail_transient(rs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* As rs_fail, appending OpenSSL's most recent reason (and clearing its queue). */
 int rs_fail_ssl(rs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -10,7 +10,9 @@
 #include "base/cleanup.h"
 #include "base/error.h"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+/* EXIT_REFUSED: `service run --once` refused some requests (EXIT_FAIL: some
+ * failed for now, and will be tried again). */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_REFUSED = 3 };
 
 typedef struct rs_command {
     const char *name;

@@ -4,6 +4,7 @@
 
 #include "base/file.h"
 #include "cli/cli.h"
+#include "cli/cmd_service.h"
 #include "service/daemon.h"
 #include "service/service.h"
 
@@ -14,15 +15,19 @@ const rs_command cmd_service = {
     .summary = "the signing service: archive requests, embargo, build-time socket",
     .usage = "service init --state DIR --config FILE\n"
              "       reprosign service run --state DIR [--once]\n"
-             "       reprosign service status --state DIR [--json]\n"
-             "       reprosign service release --state DIR REQUEST-ID\n\n"
-             "init creates the state directory and records the configuration file (see\n"
-             "README.md, \"Signing service\"). run signs the archive's pending requests and\n"
-             "publishes each as OUTPUT/<request>/ (the -signed .dsc and .tar.xz, and\n"
+             "       reprosign service status --state DIR [--status pending|signed|held|published|failed] [--json]\n"
+             "       reprosign service release --state DIR REQUEST-ID\n"
+             "       reprosign service retry --state DIR (REQUEST-ID | --all-failed)\n\n"
+             "init creates the state directory (0700) and records the configuration file\n"
+             "(see README.md, \"Signing service\"). run signs the archive's pending requests\n"
+             "and publishes each as OUTPUT/<request>/ (the -signed .dsc and .tar.xz, and\n"
              "signatures.tar.xz), then keeps serving the socket and polling for requests\n"
-             "until SIGTERM; --once makes one pass and exits (1 if a request failed).\n"
+             "until SIGTERM; --once makes one pass and exits: 1 if a request failed for now\n"
+             "(the archive unreachable, the token away: tried again by itself, after 1, 2,\n"
+             "4... minutes), 3 if one was refused (never tried again until 'retry').\n"
              "Embargoed requests are signed but held until 'release'. Every signature is\n"
-             "recorded in the transparency log ('reprosign log').",
+             "recorded in the transparency log ('reprosign log').\n\n"
+             "Example: reprosign service status --state /var/lib/reprosign --status failed",
     .run = run,
 };
 
@@ -34,22 +39,18 @@ static void on_stop(int sig)
     stop_requested = 1;
 }
 
-static void print_note(void *ctx, const rs_log_fields *fields, const char *line)
+void cli_service_note(void *ctx, const rs_log_fields *fields, const char *line)
 {
     (void)ctx;
     rs_daemon_log(fields, line);
 }
 
-typedef struct args {
-    const char *state, *config;
-    bool once, json;
-} args;
-
-static int parse(int argc, char **argv, args *a)
+static int parse(int argc, char **argv, cli_service_args *a)
 {
     static const struct option longopts[] = {
         { "state", required_argument, NULL, 's' }, { "config", required_argument, NULL, 'c' },
         { "once", no_argument, NULL, 'o' },        { "json", no_argument, NULL, 'j' },
+        { "status", required_argument, NULL, 'S' }, { "all-failed", no_argument, NULL, 'A' },
         { "help", no_argument, NULL, 'h' },        { 0 },
     };
     int c;
@@ -60,6 +61,8 @@ static int parse(int argc, char **argv, args *a)
         case 'c': a->config = optarg; break;
         case 'o': a->once = true; break;
         case 'j': a->json = true; break;
+        case 'S': a->status = optarg; break;
+        case 'A': a->all_failed = true; break;
         case -2: return EXIT_OK;
         default: return EXIT_USAGE;
         }
@@ -69,17 +72,17 @@ static int parse(int argc, char **argv, args *a)
     return -1;
 }
 
-static int do_run(const args *a)
+static int do_run(const cli_service_args *a)
 {
     struct sigaction sa = { .sa_handler = on_stop };
     rs_service *s = NULL;
-    size_t failed = 0;
+    rs_pass_failures failed = { 0 };
     bool busy;
     rs_error err;
     int rc;
 
     signal(SIGPIPE, SIG_IGN);
-    if (rs_service_open(a->state, true, print_note, NULL, &s, &busy, &err) < 0)
+    if (rs_service_open(a->state, true, cli_service_note, NULL, &s, &busy, &err) < 0)
         return cli_fail(&err);
     rc = rs_service_load_keys(s, &err);
     if (rc == 0 && a->once) {
@@ -92,85 +95,32 @@ static int do_run(const args *a)
     rs_service_close(s);
     if (rc < 0)
         return cli_fail(&err);
-    if (failed) {
-        fprintf(stderr, "reprosign: %zu request(s) failed (see 'reprosign service status')\n", failed);
+    if (failed.refused) {
+        fprintf(stderr, "reprosign: %zu request(s) refused, %zu failed for now (see 'reprosign service status')\n",
+                failed.refused, failed.transient);
+        return EXIT_REFUSED;
+    }
+    if (failed.transient) {
+        fprintf(stderr, "reprosign: %zu request(s) failed for now and will be tried again (see 'reprosign service "
+                        "status')\n", failed.transient);
         return EXIT_FAIL;
     }
-    return EXIT_OK;
-}
-
-static void print_table(json_t *doc)
-{
-    json_t *list = json_object_get(doc, "requests"), *r;
-    size_t i;
-
-    json_array_foreach(list, i, r) {
-        const char *reason = json_string_value(json_object_get(r, "reason"));
-
-        printf("%-10s %-60s %s%s%s\n", json_string_value(json_object_get(r, "status")),
-               json_string_value(json_object_get(r, "id")), json_string_value(json_object_get(r, "suite")),
-               reason ? "  " : "", reason ? reason : "");
-    }
-}
-
-static int do_status(const args *a)
-{
-    rs_service *s = NULL;
-    json_t *doc = NULL;
-    bool busy;
-    rs_error err;
-    int rc;
-
-    if (rs_service_open(a->state, false, NULL, NULL, &s, &busy, &err) < 0)
-        return cli_fail(&err);
-    rc = rs_service_status(s, &doc, &err);
-    rs_service_close(s);
-    if (rc < 0)
-        return cli_fail(&err);
-    if (a->json)
-        return cli_json_print(doc);
-    print_table(doc);
-    json_decref(doc);
-    return EXIT_OK;
-}
-
-/* With no service running, publish at once; otherwise mark it released
- * and let the running service publish it on its next pass. */
-static int do_release(const args *a, const char *id)
-{
-    rs_service *s = NULL;
-    bool busy, now;
-    rs_error err;
-    int rc;
-
-    if (rs_service_open(a->state, true, print_note, NULL, &s, &busy, &err) < 0) {
-        if (!busy || rs_service_open(a->state, false, print_note, NULL, &s, &busy, &err) < 0)
-            return cli_fail(&err);
-    }
-    now = !busy;
-    rc = now ? rs_service_load_keys(s, &err) : 0;
-    if (rc == 0)
-        rc = rs_service_release(s, id, now, &err);
-    rs_service_close(s);
-    if (rc < 0)
-        return cli_fail(&err);
-    if (!now)
-        fprintf(stderr, "reprosign service: %s: released; the running service publishes it on its next pass\n", id);
     return EXIT_OK;
 }
 
 static int run(int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : NULL;
-    args a = { 0 };
+    cli_service_args a = { 0 };
     int rc;
 
     if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
         cli_help(&cmd_service);
         return EXIT_OK;
     }
-    if (!sub || (strcmp(sub, "init") && strcmp(sub, "run") && strcmp(sub, "status") && strcmp(sub, "release")))
-        return cli_usage(&cmd_service, "expected init, run, status or release");
+    if (!sub || (strcmp(sub, "init") && strcmp(sub, "run") && strcmp(sub, "status") && strcmp(sub, "release") &&
+                 strcmp(sub, "retry")))
+        return cli_usage(&cmd_service, "expected init, run, status, release or retry");
     if ((rc = parse(argc - 1, argv + 1, &a)) >= 0)
         return rc;
     /* Private by default: what the service publishes it makes readable
@@ -186,9 +136,14 @@ static int run(int argc, char **argv)
     if (!strcmp(sub, "release")) {
         if (optind + 2 != argc)
             return cli_usage(&cmd_service, "release takes one REQUEST-ID");
-        return do_release(&a, argv[optind + 1]);
+        return cli_service_release(&a, argv[optind + 1]);
+    }
+    if (!strcmp(sub, "retry")) {
+        if (optind + 2 - a.all_failed != argc)
+            return cli_usage(&cmd_service, "retry takes one REQUEST-ID, or --all-failed");
+        return cli_service_retry(&a, a.all_failed ? NULL : argv[optind + 1]);
     }
     if (optind + 1 != argc)
         return cli_usage(&cmd_service, "unexpected argument '%s'", argv[optind + 1]);
-    return !strcmp(sub, "run") ? do_run(&a) : do_status(&a);
+    return !strcmp(sub, "run") ? do_run(&a) : cli_service_status(&a);
 }

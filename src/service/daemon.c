@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/iso_time.h"
 #include "service/systemd_lib.h"
 
 /* libsystemd only when systemd is the one asking. */
@@ -91,18 +92,14 @@ static void to_journal(const rs_log_fields *f, const char *message)
 void rs_daemon_log(const rs_log_fields *f, const char *message)
 {
     static const rs_log_fields none = { 0 };
-    char stamp[32];
-    struct tm tm;
-    time_t now;
+    char stamp[RS_ISO_TIME_MAX];
 
     f = f ? f : &none;
     if (stderr_is_journal() && loaded("JOURNAL_STREAM")) {
         to_journal(f, message);
         return;
     }
-    now = time(NULL);
-    gmtime_r(&now, &tm);
-    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    rs_iso_time(time(NULL), stamp);
     fprintf(stderr, "%s reprosign: %s\n", stamp, message);
 }
 

@@ -333,6 +333,15 @@ int rs_packages_find(const char *text, size_t len, const char *package, const ch
 
 /* ---- the repository ---- */
 
+/* A file of the archive that cannot be read now may be readable later (a
+ * mirror mid-sync, a network filesystem away): a transient failure. */
+static int reachable(const char *path, rs_error *err)
+{
+    if (access(path, R_OK) == 0)
+        return 0;
+    return rs_fail_transient(err, "%s: %s (the archive is unreachable or incomplete)", path, strerror(errno));
+}
+
 /* The suite's Release, verified when a keyring is set, and fresh. */
 static int read_verified_release(const rs_repo *r, const char *suite, rs_bytes *text, rs_release_meta *meta,
                                  rs_error *err)
@@ -344,6 +353,8 @@ static int read_verified_release(const rs_repo *r, const char *suite, rs_bytes *
         return rs_fail(err, "'%s' is not a valid suite name", suite);
     if (asprintf(&path, "%s/dists/%s/Release", r->root, suite) < 0 || asprintf(&sig_path, "%s.gpg", path) < 0)
         return rs_fail(err, "out of memory");
+    if (reachable(path, err) < 0)
+        return -1;
     if (rs_read_file(path, MAX_RELEASE, text, err) < 0)
         return rs_error_prefix(err, "%s", path);
     if (r->keyring && (rs_read_file(sig_path, MAX_RELEASE, &sig, err) < 0 ||
@@ -399,6 +410,8 @@ static int read_index(const rs_repo *r, const char *suite, const rs_release_file
 
     if (asprintf(&path, "%s/dists/%s/%s", r->root, suite, f->path) < 0)
         return rs_fail(err, "out of memory");
+    if (reachable(path, err) < 0)
+        return -1;
     if (f->size > MAX_PACKAGES || rs_read_file(path, MAX_PACKAGES, out, err) < 0)
         return rs_error_prefix(err, "%s", path);
     rs_sha256(out->data, out->len, got);
@@ -481,7 +494,7 @@ int rs_repo_fetch(const rs_repo *r, const rs_repo_package *p, const char *dest, 
     if (!ctx || asprintf(&path, "%s/%s", r->root, p->filename) < 0)
         return rs_fail(err, "out of memory");
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return rs_fail(err, "%s: %s", path, strerror(errno));
+        return reachable(path, err) < 0 ? -1 : rs_fail(err, "%s: %s", path, strerror(errno));
     if (!EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
         return rs_fail_ssl(err, "SHA-256");
     err->msg[0] = '\0';

@@ -17,6 +17,7 @@
 
 #include "base/cleanup.h"
 #include "base/file.h"
+#include "base/iso_time.h"
 #include "crypto/ossl.h"
 #include "crypto/pkcs11_pin.h"
 #include "pipeline/sign_template.h"
@@ -89,18 +90,33 @@ static int check_private(const char *path, rs_error *err)
     return 0;
 }
 
+/* The output and log directories are published: readable on purpose
+ * (the service's umask is 077). An existing one is left as it is. */
+static int make_published(const char *dir, rs_error *err)
+{
+    if (mkdir(dir, 0755) < 0)
+        return errno == EEXIST ? 0 : rs_fail(err, "%s: %s", dir, strerror(errno));
+    return chmod(dir, 0755) == 0 ? 0 : rs_fail(err, "%s: %s", dir, strerror(errno));
+}
+
 int rs_service_init(const char *state_dir, const char *config_path, rs_error *err)
 {
     rs_service_config cfg;
     _cleanup_free_ char *abs = realpath(config_path, NULL), *db = path_join(state_dir, "state.db"),
                         *staging = path_join(state_dir, "staging");
     _cleanup_(rs_statep) rs_state *st = NULL;
+    int rc;
 
     if (!abs)
         return rs_fail(err, "%s: %s", config_path, strerror(errno));
     if (rs_service_config_load(abs, &cfg, err) < 0)
         return -1;
+    rc = make_published(cfg.output, err);
+    if (rc == 0 && cfg.log_dir)
+        rc = make_published(cfg.log_dir, err);
     rs_service_config_free(&cfg);
+    if (rc < 0)
+        return -1;
     if (!db || !staging)
         return rs_fail(err, "out of memory");
     if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
@@ -716,7 +732,43 @@ static void clean_output(rs_service *s)
 
 /* ---- passes ---- */
 
-static int sign_pending(rs_service *s, size_t *failed, rs_error *err)
+/* A transient failure is tried again after 1, 2, 4 ... minutes, at most
+ * an hour apart, ten times in a row; then it waits for `service retry`. */
+#define RETRY_FIRST_S 60
+#define RETRY_MAX_S 3600
+#define RETRY_ATTEMPTS 10
+
+static int64_t retry_time(const rs_state_row *row, bool transient)
+{
+    int64_t delay = RETRY_FIRST_S;
+
+    if (!transient || row->attempts + 1 >= RETRY_ATTEMPTS)
+        return 0;
+    for (int i = 0; i < row->attempts && delay < RETRY_MAX_S; i++)
+        delay *= 2;
+    return (int64_t)time(NULL) + (delay < RETRY_MAX_S ? delay : RETRY_MAX_S);
+}
+
+static int fail_request(rs_service *s, const rs_state_row *row, const rs_error *why, rs_pass_failures *failed,
+                        rs_error *err)
+{
+    _cleanup_(stage_free) stage g = { 0 };
+    int64_t retry_at = retry_time(row, why->transient);
+
+    /* A failed request leaves nothing in staging. */
+    if (stage_paths(s, row->req.id, &g, err) == 0)
+        rs_remove_tree(g.dir);
+    if (why->transient)
+        failed->transient++;
+    else
+        failed->refused++;
+    rs_notef(s->note, s->note_ctx, &(rs_log_fields){ .priority = LOG_WARNING, .request = row->req.id }, "%s: %s: %s%s",
+             row->req.id, why->transient ? "failed, for now" : "refused", why->msg,
+             retry_at ? " (tried again later)" : why->transient ? " (no more retries: see 'service retry')" : "");
+    return rs_state_set_failed(s->state, row->req.id, why->msg, why->transient, retry_at, err);
+}
+
+static int sign_pending(rs_service *s, rs_pass_failures *failed, rs_error *err)
 {
     rs_state_row *rows = NULL;
     size_t n = 0;
@@ -725,16 +777,25 @@ static int sign_pending(rs_service *s, size_t *failed, rs_error *err)
     if (rs_state_list(s->state, RS_REQ_PENDING, &rows, &n, err) < 0)
         return -1;
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        rs_error why;
+        rs_error why = { 0 };
 
-        if (sign_request(s, &rows[i], &why) == 0)
-            continue;
-        (*failed)++;
-        note(s, "%s: failed: %s", rows[i].req.id, why.msg);
-        rc = rs_state_set_status(s->state, rows[i].req.id, RS_REQ_FAILED, why.msg, err);
+        if (sign_request(s, &rows[i], &why) < 0)
+            rc = fail_request(s, &rows[i], &why, failed, err);
     }
     rs_state_rows_free(rows, n);
     return rc;
+}
+
+const char *rs_service_output_dir(const rs_service *s)
+{
+    return s->cfg.output;
+}
+
+int rs_service_retry(rs_service *s, const char *id, size_t *n, rs_error *err)
+{
+    if (id && !rs_valid_request_id(id))
+        return rs_fail(err, "'%s' is not a request id", id);
+    return rs_state_retry(s->state, id, n, err);
 }
 
 static int publish_signed(rs_service *s, rs_error *err)
@@ -751,14 +812,19 @@ static int publish_signed(rs_service *s, rs_error *err)
     return rc;
 }
 
-int rs_service_pass(rs_service *s, size_t *failed, rs_error *err)
+int rs_service_pass(rs_service *s, rs_pass_failures *failed, rs_error *err)
 {
     struct stat st;
+    size_t due = 0;
 
-    *failed = 0;
+    *failed = (rs_pass_failures){ 0 };
     if (stat(s->cfg.output, &st) < 0 || !S_ISDIR(st.st_mode))
         return rs_fail(err, "%s: the output directory does not exist", s->cfg.output);
     clean_output(s);
+    if (rs_state_retry_due(s->state, (int64_t)time(NULL), &due, err) < 0)
+        return -1;
+    if (due)
+        note(s, "%zu request(s) that failed for now: trying again", due);
     /* Finish what an earlier run signed before taking on anything new. */
     if (publish_signed(s, err) < 0 || ingest(s, err) < 0 || sign_pending(s, failed, err) < 0 ||
         publish_signed(s, err) < 0)
@@ -801,7 +867,7 @@ int rs_service_serve(rs_service *s, volatile sig_atomic_t *stop, rs_error *err)
         note(s, "listening on %s", s->cfg.socket);
     while (!*stop) {
         rs_error pass_err;
-        size_t failed;
+        rs_pass_failures failed;
 
         if (rs_service_pass(s, &failed, &pass_err) < 0)
             rs_notef(s->note, s->note_ctx, &(rs_log_fields){ .priority = LOG_ERR }, "%s", pass_err.msg);
@@ -853,16 +919,28 @@ int rs_service_release(rs_service *s, const char *id, bool publish_now, rs_error
     return rc < 0 ? -1 : rs_translog_checkpoint(s->log, err);
 }
 
+/* Times in ISO 8601 UTC (docs/json.md). */
 static json_t *row_json(const rs_state_row *r)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:I, s:I}", "id", r->req.id, "package",
-                          r->req.package, "source", r->req.source, "suite", r->req.suite, "codename",
-                          r->req.codename, "architecture", r->req.architecture, "version", r->req.version,
-                          "embargoed", r->req.embargoed, "status", rs_req_status_name(r->status), "arrived",
-                          (json_int_t)r->arrived, "updated", (json_int_t)r->updated);
+    char arrived[RS_ISO_TIME_MAX], updated[RS_ISO_TIME_MAX], retry[RS_ISO_TIME_MAX];
+    json_t *o;
 
+    rs_iso_time((time_t)r->arrived, arrived);
+    rs_iso_time((time_t)r->updated, updated);
+    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:s}", "id", r->req.id, "package",
+                  r->req.package, "source", r->req.source, "suite", r->req.suite, "codename", r->req.codename,
+                  "architecture", r->req.architecture, "version", r->req.version, "embargoed", r->req.embargoed,
+                  "status", rs_req_status_name(r->status), "arrived", arrived, "updated", updated);
     if (o && r->reason)
         json_object_set_new(o, "reason", json_string(r->reason));
+    if (o && r->failure && r->status == RS_REQ_FAILED) {
+        json_object_set_new(o, "failure", json_string(r->failure));
+        json_object_set_new(o, "attempts", json_integer(r->attempts));
+        if (r->retry_at) {
+            rs_iso_time((time_t)r->retry_at, retry);
+            json_object_set_new(o, "retry_at", json_string(retry));
+        }
+    }
     if (o && r->outputs)
         json_object_set_new(o, "outputs", json_loads(r->outputs, 0, NULL));
     return o;

@@ -37,10 +37,23 @@ void rs_service_close(rs_service *s);
 /* Opens the keys (once: a token's PIN is asked for here) and the log. */
 int rs_service_load_keys(rs_service *s, rs_error *err);
 
-/* One pass: reads new requests, signs every pending one, publishes every
- * signed one. A request that cannot be signed is marked failed and the
- * pass goes on; *failed counts them. */
-int rs_service_pass(rs_service *s, size_t *failed, rs_error *err);
+/* Requests that failed in a pass: transiently (tried again by themselves,
+ * with a growing delay) or refused (never tried again unless told to). */
+typedef struct rs_pass_failures {
+    size_t transient, refused;
+} rs_pass_failures;
+
+/* One pass: puts transient failures whose time has come back to pending,
+ * reads new requests, signs every pending one, publishes every signed
+ * one. A request that cannot be signed is marked failed and the pass goes
+ * on; *failed counts them. */
+int rs_service_pass(rs_service *s, rs_pass_failures *failed, rs_error *err);
+
+/* Where published requests go (the configuration's "output"). */
+const char *rs_service_output_dir(const rs_service *s);
+
+/* failed -> pending: one request, or (id NULL) every failed one. */
+int rs_service_retry(rs_service *s, const char *id, size_t *n, rs_error *err);
 
 /* Serves the socket (when configured) and makes a pass every
  * poll_interval seconds until *stop is set. */

@@ -19,6 +19,14 @@ static const char schema[] =
     " status TEXT NOT NULL CHECK (status IN ('pending','signed','held','published','failed')),"
     " reason TEXT, outputs TEXT, entries TEXT);";
 
+/* Columns added since the first release, for states made before them;
+ * adding one that exists fails harmlessly. */
+static const char *const added_columns[] = {
+    "ALTER TABLE requests ADD COLUMN failure TEXT",
+    "ALTER TABLE requests ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE requests ADD COLUMN retry_at INTEGER",
+};
+
 struct rs_state {
     sqlite3 *db;
 };
@@ -65,6 +73,8 @@ int rs_state_open(const char *path, bool create, rs_state **out, rs_error *err)
     if (sym_sqlite3_exec(s->db, schema, NULL, NULL, NULL) != SQLITE_OK ||
         sym_sqlite3_exec(s->db, "PRAGMA synchronous=FULL;", NULL, NULL, NULL) != SQLITE_OK)
         return db_fail(s, err, path);
+    for (size_t i = 0; i < sizeof(added_columns) / sizeof(added_columns[0]); i++)
+        sym_sqlite3_exec(s->db, added_columns[i], NULL, NULL, NULL);
     *out = TAKE_PTR(s);
     return 0;
 }
@@ -159,7 +169,7 @@ int rs_state_add(rs_state *s, const rs_request_list *l, const bool *embargoed, i
 void rs_state_rows_free(rs_state_row *rows, size_t n)
 {
     for (size_t i = 0; rows && i < n; i++) {
-        free(rows[i].reason), free(rows[i].outputs), free(rows[i].entries);
+        free(rows[i].reason), free(rows[i].outputs), free(rows[i].entries), free(rows[i].failure);
         free(rows[i].req.id), free(rows[i].req.package), free(rows[i].req.source), free(rows[i].req.suite);
         free(rows[i].req.codename), free(rows[i].req.architecture), free(rows[i].req.version);
     }
@@ -194,6 +204,9 @@ static int read_row(sqlite3_stmt *st, rs_state_row *row, rs_error *err)
     row->reason = col(st, 11, &oom);
     row->outputs = col(st, 12, &oom);
     row->entries = col(st, 13, &oom);
+    row->failure = col(st, 14, &oom);
+    row->attempts = sym_sqlite3_column_int(st, 15);
+    row->retry_at = sym_sqlite3_column_int64(st, 16);
     if (oom)
         return rs_fail(err, "out of memory");
     if (status < 0)
@@ -211,7 +224,7 @@ int rs_state_list(rs_state *s, int status, rs_state_row **rows, size_t *n, rs_er
     *n = 0;
     if (sym_sqlite3_prepare_v2(s->db,
                            "SELECT id, package, source, suite, codename, architecture, version, embargoed, arrived,"
-                           " updated, status, reason, outputs, entries FROM requests"
+                           " updated, status, reason, outputs, entries, failure, attempts, retry_at FROM requests"
                            " WHERE ?1 IS NULL OR status = ?1 ORDER BY rowid",
                            -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, err, "prepare");
@@ -283,4 +296,50 @@ int rs_state_release(rs_state *s, const char *id, rs_error *err)
             &changes, err) < 0)
         return -1;
     return changes == 1 ? 0 : rs_fail(err, "request %s is not held", id);
+}
+
+int rs_state_set_failed(rs_state *s, const char *id, const char *reason, bool transient, int64_t retry_at,
+                        rs_error *err)
+{
+    char now[32], when[32];
+    const char *args[] = { id, reason, transient ? "transient" : "refused", now, retry_at ? when : NULL };
+
+    snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
+    snprintf(when, sizeof(when), "%lld", (long long)retry_at);
+    return one_change(s,
+                      "UPDATE requests SET status = 'failed', reason = ?2, failure = ?3, attempts = attempts + 1,"
+                      " retry_at = ?5, updated = ?4 WHERE id = ?1",
+                      args, 5, id, err);
+}
+
+int rs_state_retry(rs_state *s, const char *id, size_t *n, rs_error *err)
+{
+    char now[32];
+    const char *args[] = { now, id };
+    int changes = 0;
+
+    snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
+    if (run(s,
+            "UPDATE requests SET status = 'pending', reason = NULL, failure = NULL, attempts = 0, retry_at = NULL,"
+            " updated = ?1 WHERE status = 'failed' AND (?2 IS NULL OR id = ?2)",
+            args, 2, &changes, err) < 0)
+        return -1;
+    *n = (size_t)changes;
+    return id && !changes ? rs_fail(err, "request %s has not failed", id) : 0;
+}
+
+int rs_state_retry_due(rs_state *s, int64_t now, size_t *n, rs_error *err)
+{
+    char at[32];
+    const char *args[] = { at };
+    int changes = 0;
+
+    snprintf(at, sizeof(at), "%lld", (long long)now);
+    if (run(s,
+            "UPDATE requests SET status = 'pending', updated = ?1 WHERE status = 'failed' AND failure = 'transient'"
+            " AND retry_at IS NOT NULL AND retry_at <= ?1",
+            args, 1, &changes, err) < 0)
+        return -1;
+    *n = (size_t)changes;
+    return 0;
 }

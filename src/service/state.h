@@ -39,6 +39,9 @@ typedef struct rs_state_row {
     char *reason;            /* why it failed */
     char *outputs;           /* JSON: [{"name", "sha256", "size"}] */
     char *entries;           /* JSON: its transparency-log entries */
+    char *failure;           /* "transient" or "refused", when it failed */
+    int attempts;            /* failures in a row */
+    int64_t retry_at;        /* when a transient failure is tried again; 0: never */
 } rs_state_row;
 
 void rs_state_rows_free(rs_state_row *rows, size_t n);
@@ -49,6 +52,14 @@ int rs_state_list(rs_state *s, int status, rs_state_row **rows, size_t *n, rs_er
 int rs_state_set_signed(rs_state *s, const char *id, bool held, const char *outputs, const char *entries,
                         rs_error *err);
 int rs_state_set_status(rs_state *s, const char *id, rs_req_status status, const char *reason, rs_error *err);
+/* -> failed, with its reason and kind; retry_at (0: none) is when a
+ * transient failure goes back to pending by itself. */
+int rs_state_set_failed(rs_state *s, const char *id, const char *reason, bool transient, int64_t retry_at,
+                        rs_error *err);
+/* failed -> pending, for id or (id NULL) every failed request; *n counts them. */
+int rs_state_retry(rs_state *s, const char *id, size_t *n, rs_error *err);
+/* Transient failures whose retry time has come -> pending. */
+int rs_state_retry_due(rs_state *s, int64_t now, size_t *n, rs_error *err);
 /* held -> signed, so the next run publishes it. */
 int rs_state_release(rs_state *s, const char *id, rs_error *err);
 

@@ -500,7 +500,7 @@ static void finish_batch(rs_translog *l, waiter *batch, int rc, const rs_error *
 static void lead(rs_translog *l)
 {
     waiter *batch = l->queue;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     int rc;
 
     l->queue = NULL;

@@ -130,7 +130,7 @@ static void resolve_all(const rs_deb_index *idx)
     for (size_t i = 0; i < idx->count && i < 64; i++) {
         _cleanup_free_ char *resolved = NULL;
         const rs_deb_entry *e;
-        rs_error err = { "" };
+        rs_error err = { 0 };
 
         if (rs_pkgtree_resolve(&tree, idx->entries[i].name, &resolved, &err) < 0) {
             if (!err.msg[0])
@@ -161,7 +161,7 @@ static void extract(const rs_deb_index *idx)
 {
     static const rs_extract_limits limits = { 1 << 20, 1000 };
     _cleanup_free_ char *parent = strndup(dest, strlen(dest) - strlen("/tree"));
-    rs_error err = { "" };
+    rs_error err = { 0 };
     char level[PATH_MAX];
 
     if (!parent || rs_mkdir_parents(dest, &err) < 0 || mkdir(dest, 0755) < 0)
@@ -188,7 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     rs_deb_control c;
     rs_deb_index idx;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     bool indexed;
 
     fuzz_memfd_fill(in_fd, data, size);

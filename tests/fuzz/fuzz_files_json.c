@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     _cleanup_free_ char *text = strndup((const char *)data, size);
     rs_files_json fj;
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     if (!text)
         return 0;

@@ -38,7 +38,7 @@ static void read_as_answer(const char *msg, size_t len)
     rs_bytes sig = { 0 };
     uint64_t index;
     bool refused;
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     if (rs_answer_read(msg, len, &sig, &index, &refused, &err) < 0 ? !err.msg[0] || sig.len : !sig.len || refused)
         bug("an answer read without a value or without a reason\n");

@@ -99,7 +99,7 @@ static void exercise_signature(rs_image *img, const rs_bytes *der)
 static void expect_verdict(rs_image *img, const rs_bytes *sig, const rs_trust *trust, bool want, const char *what)
 {
     rs_verify_report report = { 0 };
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     if (img->format->verify(img, sig, trust, &report, &err) < 0 || report.ok != want)
         fuzz_bug(what, report.reason[0] ? report.reason : err.msg);

@@ -49,7 +49,7 @@ static void check_request(const rs_request *r)
 static void check_requests(const char *text, size_t len)
 {
     rs_request_list l;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     int rc = rs_requests_parse(text, len, &l, &err);
 
     check_message(rc, &err, "rs_requests_parse");
@@ -65,7 +65,7 @@ static void check_release(const char *text, size_t len)
 {
     rs_release_file *files;
     size_t n;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     int rc = rs_release_parse(text, len, &files, &n, &err);
 
     check_message(rc, &err, "rs_release_parse");
@@ -83,7 +83,7 @@ static void check_packages(const char *text, size_t len)
 {
     rs_repo_package p;
     bool found;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     int rc = rs_packages_find(text, len, WANT_PACKAGE, WANT_VERSION, WANT_ARCH, &p, &found, &err);
 
     check_message(rc, &err, "rs_packages_find");
@@ -127,7 +127,7 @@ static void check_config_paths(const rs_service_config *c)
 static void check_config(const char *text, size_t len)
 {
     rs_service_config c;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     int rc = rs_service_config_parse(text, len, &c, &err);
 
     check_message(rc, &err, "rs_service_config_parse");

@@ -49,7 +49,7 @@ static void check_revokes_older(const char *image)
 {
     const char *line = image;
     char level[160], why[48];
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     for (int n = 0; *line && n < MAX_REVOKE_LINES; n++) {
         size_t len = strcspn(line, "\n");
@@ -68,7 +68,7 @@ static void check_sbat(const uint8_t *data, size_t size)
     _cleanup_free_ char *level = nul ? strndup((const char *)nul + 1, size - split - 1) : strdup("");
     /* Small, so the reason is truncated often. */
     char why[48];
-    rs_error err = { "" };
+    rs_error err = { 0 };
     int r;
 
     if (!image || !level)
@@ -90,7 +90,7 @@ static void check_sbat(const uint8_t *data, size_t size)
 static void check_vendor_cert(const uint8_t *data, size_t size)
 {
     _cleanup_trust_ rs_trust t;
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     if (rs_trust_init(&t, &err) < 0)
         fuzz_die("trust", err.msg);

@@ -105,7 +105,7 @@ static bool write_and_check(varstore *vs, const char *name, const efi_guid *guid
 {
     _cleanup_varstore_ varstore before;
     uint64_t record_end;
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     /* A snapshot, and the first check that the image parses as vs says. */
     check_reparse(vs);
@@ -146,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     varstore vs;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     const vs_var *v;
     char name[sizeof(v->name)];
     efi_guid guid;

@@ -148,7 +148,7 @@ sed -i 's/"bookworm"/"bookworm" /' "$WORK/forged-requests.json"
 svc init --state "$WORK/forged-state" --config "$WORK/forged.json"
 refuses "requests.json whose OpenPGP signature does not verify" "" svc run --state "$WORK/forged-state" --once
 check "... names gpgv" grep -q 'gpgv' "$WORK/.err"
-check "... and records no request" bash -c "[ \"\$('$REPROSIGN' service status --state '$WORK/forged-state')\" = '' ]"
+check "... and records no request" bash -c "[ \"\$('$REPROSIGN' service status --state '$WORK/forged-state')\" = 'no requests' ]"
 
 cp -a "$repo" "$WORK/badrepo"
 printf 'X' | dd of="$(ls "$WORK"/badrepo/pool/main/s/shim-unsigned_*.deb)" bs=1 seek=3000 conv=notrunc status=none

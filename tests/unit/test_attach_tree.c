@@ -140,7 +140,7 @@ static void run(const uint8_t *pe, bool change, int want_rc, const char *want_er
     char sigs[512], root[512], out[512], signed_path[600];
     rs_attach_tree_options o = { .signatures = sigs, .root = root, .output = out, .jobs = 1 };
     rs_attach_tree_report report;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     struct stat st;
     int rc;
 

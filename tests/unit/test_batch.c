@@ -35,7 +35,7 @@ int main(void)
 {
     for (int round = 0; round < 5; round++) {
         run r = { .slow_bad = 300, .fast_bad = 700 };
-        rs_error err = { "" };
+        rs_error err = { 0 };
 
         atomic_init(&r.ran_below, 0);
         CHECK(rs_batch_run(1000, 4, item, &r, &err) < 0);
@@ -46,7 +46,7 @@ int main(void)
     }
     {
         run r = { .slow_bad = 2000, .fast_bad = 2000 };
-        rs_error err = { "" };
+        rs_error err = { 0 };
 
         atomic_init(&r.ran_below, 0);
         CHECK(rs_batch_run(1000, 4, item, &r, &err) == 0);

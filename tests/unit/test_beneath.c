@@ -49,7 +49,7 @@ static void link_at(const char *target, const char *rel)
 static void opens(int root, const char *rel, bool no_symlinks, bool walk, const char *want)
 {
     char got[128] = "";
-    rs_error err = { "" };
+    rs_error err = { 0 };
     int fd = -1;
     int rc = walk ? rs_open_beneath_walk(root, "the root", rel, no_symlinks, &fd, &err)
                   : rs_open_beneath(root, "the root", rel, no_symlinks, &fd, &err);
@@ -106,7 +106,7 @@ static void swapped_after_resolving(void)
     rs_pkgset set;
     rs_pkgtree *tree = NULL;
     char *resolved = NULL;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     int fd = -1;
 
     dir("pkgs");

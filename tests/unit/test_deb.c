@@ -126,7 +126,7 @@ static void test_plain_tar_reads(void)
     rs_deb_control c;
     rs_deb_index idx;
     const rs_deb_entry *e;
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     tar_entry(&data, "./usr/", '5', NULL);
     tar_entry(&data, "./usr/x", '0', "hi\n");
@@ -169,7 +169,7 @@ static void test_no_external_programs(void)
         buf data = { .len = 0 };
         uint8_t pad[64] = { 0 };
         rs_deb_index idx;
-        rs_error err = { "" };
+        rs_error err = { 0 };
         const char *path;
 
         fake_program(cases[i].program);
@@ -207,7 +207,7 @@ static void test_extract_stays_inside(void)
     snprintf(inside, sizeof(inside), "%s/abs", dest);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         buf data = { .len = 0 };
-        rs_error err = { "" };
+        rs_error err = { 0 };
         struct stat st;
 
         tar_entry(&data, cases[i].name, cases[i].type, cases[i].body);
@@ -250,7 +250,7 @@ static void test_extract_limits(void)
     tar_end(&data);
     snprintf(dest, sizeof(dest), "%s/limits", dir);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        rs_error err = { "" };
+        rs_error err = { 0 };
 
         if (mkdir(dest, 0755) < 0)
             abort();
@@ -275,7 +275,7 @@ static void test_symlink_without_target(void)
     char pkgs[128];
     rs_pkgset set;
     rs_pkgtree *tree = NULL;
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     snprintf(pkgs, sizeof(pkgs), "%s/pkgs", dir);
     if (mkdir(pkgs, 0755) < 0)

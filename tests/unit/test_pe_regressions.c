@@ -91,7 +91,7 @@ static void expect_refused(const char *name, image im, const char *want)
 {
     char *path = write_temp(&im);
     rs_image img;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     int rc = rs_image_open(&img, path, &err);
 
     if (rc == 0)
@@ -111,7 +111,7 @@ static void expect_opens(const char *name, image im, size_t want_sigs)
 {
     char *path = write_temp(&im);
     _cleanup_image_ rs_image img = { .in.fd = -1 };
-    rs_error err = { "" };
+    rs_error err = { 0 };
     rs_digest d;
 
     if (rs_image_open(&img, path, &err) < 0) {

@@ -82,7 +82,7 @@ static void refused(const char *name, const uint8_t *bytes, size_t n, const char
     const char *msg;
     size_t len;
     bool eof = true;
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     if (rs_bytes_append(&wire, bytes, n, NULL) < 0)
         abort();
@@ -102,7 +102,7 @@ static void answers_round_trip(void)
     rs_bytes sig = { .data = value, .len = sizeof(value) }, back = { 0 };
     uint64_t index = 0;
     bool refused = true;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     char *text;
 
     for (size_t i = 0; i < sizeof(value); i++)
@@ -123,7 +123,7 @@ static void not_an_answer(const char *text, bool is_refusal, const char *says)
 {
     rs_bytes sig = { 0 };
     bool refused = !is_refusal;
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     if (rs_answer_read(text, strlen(text), &sig, NULL, &refused, &err) != -1 || refused != is_refusal ||
         !strstr(err.msg, says)) {
@@ -147,7 +147,7 @@ static void client_gives_up(void)
     const char *msg;
     size_t len;
     bool eof;
-    rs_error err = { "" };
+    rs_error err = { 0 };
     int listener;
 
     if (!mkdtemp(dir))

@@ -145,7 +145,7 @@ static void run(const char *dir, rs_signer *key, behaviour b, int signatures, bo
 {
     stand_in s;
     rs_image_signer *remote = NULL, *local = NULL;
-    rs_error err = { "" };
+    rs_error err = { 0 };
 
     start(&s, dir, key);
     s.behaviour = b;

@@ -190,7 +190,7 @@ int module_cms_verify(const rs_bytes *der, const rs_trust *trust, const module_c
                       rs_verify_report *report, rs_error *err)
 {
     _cleanup_(rs_cmsp) CMS_ContentInfo *cms = NULL;
-    rs_error why = { "signer is not among the given certificates (module signatures carry none)" };
+    rs_error why = { "signer is not among the given certificates (module signatures carry none)", false };
     const EVP_MD *md;
 
     if (module_cms_parse(der, &cms, err) < 0)
