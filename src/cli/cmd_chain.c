@@ -44,6 +44,7 @@ const rs_command cmd_chain = {
 static struct {
     const kernel_keys *keys;
     size_t ok, failed;
+    size_t by_ring[3];       /* .builtin_trusted_keys, .machine, .platform */
     json_t *failures;
     bool json;
 } modules;
@@ -67,6 +68,7 @@ static int check_module(const char *path, const struct stat *st, int type, struc
         return 0;
     if (kernel_verify_module(path, modules.keys, &v, &err) == 0 && v.ok) {
         modules.ok++;
+        modules.by_ring[v.keyring[1] == 'b' ? 0 : v.keyring[1] == 'm' ? 1 : 2]++;
         return 0;
     }
     modules.failed++;
@@ -101,7 +103,9 @@ static int check_modules(const chain_inputs *in, const chain_result *r, const ch
                                                       "failures", modules.failures));
     else {
         json_decref(modules.failures);
-        printf("modules %s: %s, %zu verified, %zu failed\n", dir, *ok ? "OK" : "FAILED", modules.ok, modules.failed);
+        printf("modules %s: %s, %zu verified (.builtin_trusted_keys %zu, .machine %zu, .platform %zu), %zu failed\n",
+               dir, *ok ? "OK" : "FAILED", modules.ok, modules.by_ring[0], modules.by_ring[1], modules.by_ring[2],
+               modules.failed);
     }
     return EXIT_OK;
 }

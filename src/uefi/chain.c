@@ -95,10 +95,12 @@ static int firmware_stage(const rs_trust *fw, chain_stage *s, rs_error *err)
     if (uefi_verify_image(s->path, fw, &v, err) < 0)
         return -1;
     s->ok = v.ok;
-    snprintf(s->rule, sizeof(s->rule), "%s", v.ok ? "db allows it, dbx does not revoke it" : "db/dbx");
-    if (v.ok)
-        s->anchor = strdup(v.anchor ? v.anchor : "?");
-    else
+    snprintf(s->rule, sizeof(s->rule), "%s", "dbx (hashes, certificates) then db");
+    if (v.ok && v.anchor && !strncmp(v.anchor, "db:", 3))
+        s->anchor = strdup("the image hash is in db");
+    else if (v.ok && asprintf(&s->anchor, "a signature chains to %s (db)", v.anchor ? v.anchor : "?") < 0)
+        s->anchor = NULL;
+    else if (!v.ok)
         snprintf(s->reason, sizeof(s->reason), "%s", v.reason);
     return 0;
 }
