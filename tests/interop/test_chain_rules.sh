@@ -149,6 +149,37 @@ sign db "$WORK/grub.efi" "$WORK/grub.db"
 refused_with "GRUB from db without shim refuses the kernel" "GRUB needs shim_lock" \
     "$REPROSIGN" chain "${DB[@]}" "$WORK/grub.db" "$WORK/kernel.signed"
 
+# 9b. The same inputs from a variable store, written by efi shim-var with
+#     the attributes shim requires (NV|BS, not RT).
+TEMPLATE=/usr/share/OVMF/OVMF_VARS_4M.fd
+if [ -r "$TEMPLATE" ]; then
+    "$REPROSIGN" efi enroll --vars "$TEMPLATE" --pk "$WORK/db.crt" --kek "$WORK/db.crt" --db "$WORK/db.crt" \
+        --timestamp 1700000000 --output "$WORK/vars.fd"
+    check "efi shim-var writes MokList" "$REPROSIGN" efi shim-var --vars "$WORK/vars.fd" --name MokList \
+        "$WORK/mok.esl" --output "$WORK/vars-mok.fd"
+    check "efi shim-var writes SbatLevel" "$REPROSIGN" efi shim-var --vars "$WORK/vars-mok.fd" --name SbatLevel \
+        "$WORK/newer.level" --output "$WORK/vars-level.fd"
+    check "shim's variables are NV,BS without RT" bash -c "
+        '$REPROSIGN' efi list --vars '$WORK/vars-level.fd' | grep -q '^MokList 605dab50-e046-4300-abb6-3dd810dd8b23 NV,BS ' &&
+        '$REPROSIGN' efi list --vars '$WORK/vars-level.fd' | grep -q '^SbatLevel 605dab50-.* NV,BS '"
+    refuses "efi shim-var: a MokList that is not a signature list" "$WORK/bad.fd" "$REPROSIGN" efi shim-var \
+        --vars "$WORK/vars.fd" --name MokList "$WORK/newer.level" --output "$WORK/bad.fd"
+    refuses "efi shim-var: an unknown variable" "$WORK/bad.fd" "$REPROSIGN" efi shim-var \
+        --vars "$WORK/vars.fd" --name MokFoo "$WORK/mok.esl" --output "$WORK/bad.fd"
+    accepted_with "chain --vars reads MokList" "chains to CN=reprosign test mok (MokListRT)" \
+        "$REPROSIGN" chain --vars "$WORK/vars-mok.fd" "$WORK/shim.signed" "$WORK/grub.mok"
+    refused_with "chain --vars reads SbatLevel" "grub generation 4 is revoked" \
+        "$REPROSIGN" chain --vars "$WORK/vars-level.fd" "$WORK/shim.signed" "$WORK/grub.mok"
+    printf '\001' >"$WORK/one"
+    "$REPROSIGN" efi shim-var --vars "$WORK/vars-mok.fd" --name MokSBState "$WORK/one" --output "$WORK/vars-insecure.fd"
+    accepted_with "chain --vars: MokSBState turns shim's checks off" "shim validation disabled (MokSBState)" \
+        "$REPROSIGN" chain --vars "$WORK/vars-insecure.fd" "$WORK/shim.signed" "$WORK/grub.byrevoked"
+    "$REPROSIGN" efi shim-var --vars "$WORK/vars-mok.fd" --name MokDBState "$WORK/one" --output "$WORK/vars-nodb.fd"
+    sign db "$WORK/grub.efi" "$WORK/grub.dbsigned"
+    refused_with "chain --vars: MokIgnoreDB makes shim skip db" "chains to no certificate" \
+        "$REPROSIGN" chain --vars "$WORK/vars-nodb.fd" "$WORK/shim.signed" "$WORK/grub.dbsigned"
+fi
+
 # 10. Module keyrings: .machine (MokList), .platform (db), builtin, and
 #     revocation by the module's SHA-256 in dbx or MokListX.
 need_fixtures kernel
