@@ -41,6 +41,7 @@
     "    2. the signer's key in .builtin_trusted_keys (--kernel-keys) or .machine\n"             \
     "       (MokList + shim's vendor certificate), then .platform (db) accepts\n"                \
     "    3. certificates whose TBS hash is in dbx are in no keyring\n"                           \
-    "    4. the module's SHA-256 in dbx or MokListX refuses\n"
+    "    4. the SHA-256 of the module file, signature included, in dbx or\n"       \
+    "       MokListX refuses (checked once the signature verifies)\n"
 
 #endif

@@ -128,6 +128,26 @@ static int refuse(module_verdict *v, const char *why)
     return 0;
 }
 
+/* Debian's "MODSIGN: checking the blacklisted hash" patch hashes
+ * wholelen, the module file with its signature (as sha256sum shows it). */
+static int file_sha256(const char *path, rs_digest *d, rs_error *err)
+{
+    _cleanup_(rs_mdctxp) EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    rs_input in = { .fd = -1 };
+    int r;
+
+    if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
+        return rs_fail_ssl(err, "digest failed");
+    if (rs_input_open(&in, path, err) < 0)
+        return -1;
+    r = rs_input_hash(&in, 0, in.size, ctx, err);
+    rs_input_close(&in);
+    d->md = EVP_sha256();
+    if (r == 0 && !EVP_DigestFinal_ex(ctx, d->bytes, &d->len))
+        r = rs_fail_ssl(err, "digest failed");
+    return r;
+}
+
 /* mod_verify_sig: the secondary keyring (.builtin_trusted_keys and
  * .machine), then .platform; then the content hash against the blacklist. */
 int kernel_verify_module(const char *path, const kernel_keys *k, module_verdict *v, rs_error *err)
@@ -153,7 +173,7 @@ int kernel_verify_module(const char *path, const kernel_keys *k, module_verdict 
     }
     if (!v->ok)
         return refuse(v, "signed by a key in no keyring (.builtin_trusted_keys, .machine, .platform)");
-    if (rs_op_digest(path, EVP_sha256(), &content, err) < 0)
+    if (file_sha256(path, &content, err) < 0)
         return -1;
     if (rs_trust_hash_listed(&k->revoked_bin, &content)) {
         rs_digest_format(&content, hex, sizeof(hex));

@@ -82,16 +82,7 @@ accepted_with "shim: a MokList hash accepts before the revoked signer is seen" "
     "$WORK/shim.signed" "$WORK/grub.byrevoked"
 
 # 4. shim never reads dbx X509_SHA256 (TBS hash) entries.
-python3 - "$WORK/vendor.crt" "$WORK/tbs.esl" <<'PY'
-import hashlib, ssl, struct, sys
-der = ssl.PEM_cert_to_DER_cert(open(sys.argv[1]).read())
-# TBSCertificate: the first element of the outer SEQUENCE (both long-form).
-tlen = int.from_bytes(der[6:8], "big") + 4
-tbs = der[4:4 + tlen]
-entry = bytes(16) + hashlib.sha256(tbs).digest() + bytes(16)
-guid = bytes.fromhex("92a4d23bc096794 0b420fcf98ef103ed".replace(" ", ""))
-open(sys.argv[2], "wb").write(guid + struct.pack("<III", 28 + len(entry), 0, len(entry)) + entry)
-PY
+python3 "$TESTS_DIR/tools/esl-entry.py" tbs "$WORK/vendor.crt" "$WORK/tbs.esl"
 accepted_with "shim: the signer's TBS hash in dbx is not read" "chains to CN=reprosign test vendor" \
     "$REPROSIGN" chain "${DB[@]}" --dbx "$WORK/tbs.esl" "$WORK/shim.signed" "$WORK/grub.signed"
 siglist --cert "$WORK/vendor.crt" --output "$WORK/vendor-db.esl"
@@ -202,12 +193,7 @@ refused_with "modules: unsigned is refused under lockdown" "LOCKDOWN_MODULE_SIGN
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-none"
 refused_with "modules: a foreign key is refused" "in no keyring" \
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-foreign"
-python3 - "$WORK/u.ko" "$WORK/mod-hash.esl" <<'PY'
-import hashlib, struct, sys
-entry = bytes(16) + hashlib.sha256(open(sys.argv[1], "rb").read()).digest()
-guid = bytes.fromhex("2616c4c14c509240aca941f936934328")
-open(sys.argv[2], "wb").write(guid + struct.pack("<III", 28 + len(entry), 0, len(entry)) + entry)
-PY
+python3 "$TESTS_DIR/tools/esl-entry.py" file "$WORK/m-mok/a.ko" "$WORK/mod-hash.esl"
 refused_with "modules: the module's SHA-256 in dbx revokes it" "is blacklisted" \
     "$REPROSIGN" chain "${DB[@]}" --dbx "$WORK/mod-hash.esl" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-mok"
 refused_with "modules: the module's SHA-256 in MokListX revokes it" "is blacklisted" \
