@@ -140,6 +140,30 @@ sign db "$WORK/grub.efi" "$WORK/grub.db"
 refused_with "GRUB from db without shim refuses the kernel" "GRUB needs shim_lock" \
     "$REPROSIGN" chain "${DB[@]}" "$WORK/grub.db" "$WORK/kernel.signed"
 
+# 8b. A shim built with VENDOR_DB_FILE: its .vendor_cert holds vendor_db
+#     and vendor_dbx signature lists instead of one certificate.
+"$REPROSIGN" efi siglist --cert "$WORK/other.crt" --hash "$WORK/kernel.efi" --output "$WORK/vendor_db.esl"
+"$REPROSIGN" efi siglist --hash "$WORK/grub-2col.signed" --output "$WORK/vendor_dbx.esl"
+python3 - "$WORK/vendor_db.esl" "$WORK/vendor_dbx.esl" "$WORK/vc-lists.bin" <<'PY'
+import struct, sys
+db, dbx = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+open(sys.argv[3], "wb").write(struct.pack("<IIII", len(db), len(dbx), 16, 16 + len(db)) + db + dbx)
+PY
+mkpe "$WORK/shim-lists.efi" --add-section .vendor_cert="$WORK/vc-lists.bin" --add-section .sbat="$WORK/shim.csv" \
+    --add-section .sbatlevel="$WORK/level.bin"
+sign db "$WORK/shim-lists.efi" "$WORK/shim-lists.signed"
+sign other "$WORK/grub.efi" "$WORK/grub.other"
+accepted_with "vendor_db: a certificate in shim's built-in list accepts" "chains to CN=reprosign test other (vendor_db)" \
+    "$REPROSIGN" chain "${DB[@]}" "$WORK/shim-lists.signed" "$WORK/grub.other"
+accepted_with "vendor_db: a hash in shim's built-in list accepts" "hash .* is in vendor_db" \
+    "$REPROSIGN" chain "${DB[@]}" "$WORK/shim-lists.signed" "$WORK/grub.other" "$WORK/kernel.efi"
+refused_with "vendor_dbx: a hash in shim's built-in deny list refuses" "hash .* is in vendor_dbx" \
+    "$REPROSIGN" chain "${DB[@]}" "$WORK/shim-lists.signed" "$WORK/grub-2col.signed"
+# shim checks its own .sbat against the level first, and stops.
+printf 'sbat,1,2030010100\nshim,5\ngrub,4\n' >"$WORK/shim5.level"
+refused_with "SBAT: a level that revokes shim itself stops it" "shim's own SBAT self-check" \
+    "$REPROSIGN" chain "${DB[@]}" --sbat-level "$WORK/shim5.level" "$WORK/shim.signed" "$WORK/grub.signed"
+
 # 9b. The same inputs from a variable store, written by efi shim-var with
 #     the attributes shim requires (NV|BS, not RT).
 TEMPLATE=/usr/share/OVMF/OVMF_VARS_4M.fd
