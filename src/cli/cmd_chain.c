@@ -34,7 +34,7 @@ const rs_command cmd_chain = {
              "store. With --modules, every *.ko under DIR must verify as the kernel verifies\n"
              "it under lockdown: against the build key (--kernel-keys), the .machine keyring\n"
              "(MokList and shim's vendor certificate) or the .platform keyring (db), and not\n"
-             "be revoked by its SHA-256 in dbx or MokListX. One line per stage names the\n"
+             "be revoked by its file's SHA-256 in dbx or MokListX. One line per stage names the\n"
              "rule and the trust entry that decided; exits 0 only if the whole chain holds.\n\n" CHAIN_RULE_TABLE,
     .run = run,
     .options = longopts,
