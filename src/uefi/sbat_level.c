@@ -93,7 +93,9 @@ int sbat_level_effective(const sbat_image *shim, const sbat_level_input *in, sba
     }
     if (!out->csv)
         return rs_fail(err, "out of memory");
-    if (sbat_level_check(out->csv, err) < 0)
+    if (sbat_level_check(out->csv, err) < 0) {
+        sbat_level_free(out);
         return rs_error_prefix(err, "%s", out->source);
+    }
     return 0;
 }
