@@ -46,3 +46,16 @@ if [ "$want" = all ] || [ "$want" = kernel ]; then
     extract "$kpkg"
     ln -sfn "root/$kpkg" "$dir/kernel"
 fi
+# Debian's signed boot chain: shim signed by Microsoft, GRUB and the
+# kernel signed by Debian, as a bookworm machine boots them.
+signed_kernel_package() {
+    apt-cache depends linux-image-amd64 2>/dev/null |
+        sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n 1
+}
+if [ "$want" = all ] || [ "$want" = bootchain ]; then
+    kpkg=$(signed_kernel_package)
+    [ -n "$kpkg" ] || { echo "fetch-fixtures: cannot resolve linux-image-amd64" >&2; exit 1; }
+    download shim-signed grub-efi-amd64-signed "$kpkg"
+    for p in shim-signed grub-efi-amd64-signed "$kpkg"; do extract "$p"; done
+    ln -sfn "root/$kpkg" "$dir/signed-kernel"
+fi

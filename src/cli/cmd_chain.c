@@ -3,38 +3,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/chain_rules.h"
 #include "cli/cli.h"
-#include "ops/ops.h"
-#include "uefi/chain.h"
-#include "uefi/uefi_trust.h"
+#include "uefi/chain_inputs.h"
+#include "uefi/sbat_level.h"
 
 static int run(int argc, char **argv);
 
 static const struct option longopts[] = {
     { "vars", required_argument, NULL, 'v' },        { "db", required_argument, NULL, 'd' },
-    { "dbx", required_argument, NULL, 'x' },         { "modules", required_argument, NULL, 'm' },
+    { "dbx", required_argument, NULL, 'x' },         { "mok", required_argument, NULL, 'M' },
+    { "mokx", required_argument, NULL, 'X' },        { "sbat-level", required_argument, NULL, 'S' },
+    { "sbat-policy", required_argument, NULL, 'P' }, { "modules", required_argument, NULL, 'm' },
     { "kernel-keys", required_argument, NULL, 'k' }, { "json", no_argument, NULL, 'j' },
     { "help", no_argument, NULL, 'h' },              { 0 },
 };
 
 const rs_command cmd_chain = {
     .name = "chain",
-    .summary = "check a boot chain: firmware db/dbx -> shim -> next stages -> modules",
-    .usage = "chain (--vars VARSTORE | --db ESL... [--dbx ESL...]) SHIM [NEXT...]\n"
-             "      [--modules DIR --kernel-keys CERTS] [--json]\n\n"
-             "The first image must pass the firmware's db/dbx rules. If it is shim, its\n"
-             "vendor certificate is trusted and its vendor dbx revoked for the images that\n"
-             "follow, as shim does, and its SBAT level (\"previous\") is applied to them.\n"
-             "With --modules, every kernel module (*.ko) under DIR must verify against the\n"
-             "kernel's keys. One line per stage; exits 0 only if the whole chain holds.",
+    .summary = "check a boot chain as firmware, shim, GRUB and the kernel would: db/dbx, MOK, SBAT, modules",
+    .usage = "chain (--vars VARSTORE | --db ESL... [--dbx ESL...]) [--mok ESL...] [--mokx ESL...]\n"
+             "      [--sbat-level FILE] [--sbat-policy latest|automatic] STAGE1 [STAGE2...]\n"
+             "      [--modules DIR [--kernel-keys CERTS]] [--json]\n\n"
+             "Judges each stage the way the one before it verifies it on a bookworm\n"
+             "machine (shim 16.1, GRUB 2.06, Linux 6.1): firmware checks stage 1 with db/dbx;\n"
+             "shim checks the image it loads and, through shim_lock, the kernel GRUB loads,\n"
+             "with dbx, MokListX, its vendor dbx, db, MokList, its vendor_db and vendor\n"
+             "certificate, then SBAT against the SbatLevel that applies. --vars also reads\n"
+             "MokList, MokListX, SbatLevel, SbatPolicy, MokSBState and MokDBState from the\n"
+             "store. With --modules, every *.ko under DIR must verify as the kernel verifies\n"
+             "it under lockdown: against the build key (--kernel-keys), the .machine keyring\n"
+             "(MokList and shim's vendor certificate) or the .platform keyring (db), and not\n"
+             "be revoked by its file's SHA-256 in dbx or MokListX. One line per stage names the\n"
+             "rule and the trust entry that decided; exits 0 only if the whole chain holds.\n\n" CHAIN_RULE_TABLE,
     .run = run,
     .options = longopts,
 };
 
 /* nftw has no context argument. */
 static struct {
-    rs_trust *keys;
+    const kernel_keys *keys;
     size_t ok, failed;
+    size_t by_ring[3];       /* .builtin_trusted_keys, .machine, .platform */
     json_t *failures;
     bool json;
 } modules;
@@ -48,34 +58,38 @@ static bool is_module(const char *path)
 
 static int check_module(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-    _cleanup_(rs_verification_free) rs_verification v = { 0 };
+    module_verdict v;
     rs_error err;
     const char *why;
 
+    (void)st;
+    (void)ftw;
     if (type != FTW_F || !is_module(path))
         return 0;
-    if (rs_op_verify(path, modules.keys, &v, &err) == 0 && v.ok) {
+    if (kernel_verify_module(path, modules.keys, &v, &err) == 0 && v.ok) {
         modules.ok++;
+        modules.by_ring[v.keyring[1] == 'b' ? 0 : v.keyring[1] == 'm' ? 1 : 2]++;
         return 0;
     }
     modules.failed++;
-    why = v.count ? v.reports[0].reason : v.reports ? "not signed" : err.msg;
+    why = v.detail[0] ? v.detail : err.msg;
     if (modules.json)
         json_array_append_new(modules.failures, json_pack("{s:s, s:s}", "file", path, "reason", why));
     else
-        printf("  module %s: FAILED: %s\n", path, why);
+        printf("  module %s: REFUSED by the kernel: %s\n", path, why);
     return 0;
 }
 
-static int check_modules(const char *dir, const char *keys_path, bool json, json_t *doc, bool *ok)
+static int check_modules(const chain_inputs *in, const chain_result *r, const char *dir, const char *keys_path,
+                         json_t *doc, bool *ok)
 {
-    _cleanup_trust_ rs_trust keys = { 0 };
+    _cleanup_(kernel_keys_free) kernel_keys keys = { 0 };
     rs_error err;
 
-    if (rs_trust_init(&keys, &err) < 0 || rs_trust_add_file(&keys, keys_path, &err) < 0)
+    if (chain_kernel_keys(in, r, keys_path, &keys, &err) < 0)
         return cli_fail(&err);
     modules.keys = &keys;
-    modules.json = json;
+    modules.json = doc != NULL;
     modules.failures = json_array();
     if (nftw(dir, check_module, 32, FTW_PHYS) != 0) {
         json_decref(modules.failures);
@@ -83,15 +97,26 @@ static int check_modules(const char *dir, const char *keys_path, bool json, json
         return cli_fail(&err);
     }
     *ok = modules.failed == 0 && modules.ok > 0;
-    if (json)
+    if (doc)
         json_object_set_new(doc, "modules", json_pack("{s:s, s:I, s:I, s:o}", "dir", dir, "verified",
                                                       (json_int_t)modules.ok, "failed", (json_int_t)modules.failed,
                                                       "failures", modules.failures));
     else {
         json_decref(modules.failures);
-        printf("modules %s: %s, %zu verified, %zu failed\n", dir, *ok ? "OK" : "FAILED", modules.ok, modules.failed);
+        printf("modules %s: %s, %zu verified (.builtin_trusted_keys %zu, .machine %zu, .platform %zu), %zu failed\n",
+               dir, *ok ? "OK" : "FAILED", modules.ok, modules.by_ring[0], modules.by_ring[1], modules.by_ring[2],
+               modules.failed);
     }
     return EXIT_OK;
+}
+
+static void print_stage(size_t i, const chain_stage *s)
+{
+    if (s->ok)
+        printf("stage %zu %s: OK, checked by %s: %s: %s%s%s\n", i + 1, s->path, s->verifier, s->rule, s->anchor,
+               s->sbat[0] ? "; " : "", s->sbat);
+    else
+        printf("stage %zu %s: REFUSED by %s: %s: %s\n", i + 1, s->path, s->verifier, s->rule, s->reason);
 }
 
 static void print_stages(const chain_result *r, json_t *doc)
@@ -100,74 +125,89 @@ static void print_stages(const chain_result *r, json_t *doc)
 
     for (size_t i = 0; i < r->n; i++) {
         const chain_stage *s = &r->stages[i];
-        const char *under = i == 0 ? "firmware db/dbx" : r->vendor_cert ? "db/dbx + shim vendor keys" : "db/dbx";
 
         if (doc)
-            json_array_append_new(stages, json_pack("{s:I, s:s, s:b, s:s, s:s?, s:s?}", "stage", (json_int_t)i + 1,
-                                                    "file", s->path, "valid", s->ok, "policy", under, "anchor",
-                                                    s->anchor, "reason", s->ok ? NULL : s->reason));
-        else if (s->ok)
-            printf("stage %zu %s: OK under %s, chains to %s\n", i + 1, s->path, under, s->anchor);
+            json_array_append_new(stages, json_pack("{s:I, s:s, s:s, s:b, s:s, s:s?, s:s?, s:s?}", "stage",
+                                                    (json_int_t)i + 1, "file", s->path, "verifier", s->verifier,
+                                                    "valid", s->ok, "rule", s->rule, "accepted_by", s->anchor,
+                                                    "reason", s->ok ? NULL : s->reason, "sbat",
+                                                    s->sbat[0] ? s->sbat : NULL));
         else
-            printf("stage %zu %s: FAILED under %s: %s\n", i + 1, s->path, under, s->reason);
+            print_stage(i, s);
     }
-    if (doc)
+    if (doc) {
         json_object_set_new(doc, "stages", stages);
-    else
+        if (r->sbat_source[0])
+            json_object_set_new(doc, "sbat_level", json_string(r->sbat_source));
+    } else {
         json_decref(stages);
+        if (r->sbat_source[0])
+            printf("SBAT level applied after shim: %s\n", r->sbat_source);
+    }
 }
 
-static int run(int argc, char **argv)
+static int parse_option(int c, chain_inputs *in, rs_error *err)
 {
-    _cleanup_trust_ rs_trust fw = { 0 };
-    _cleanup_(chain_result_free) chain_result r = { 0 };
-    const char *mod_dir = NULL, *mod_keys = NULL;
-    bool json = false, have_db = false, mods_ok = true;
-    json_t *doc = NULL;
-    rs_error err;
-    int c, rc = EXIT_OK;
-
-    if (rs_trust_init(&fw, &err) < 0)
-        return cli_fail(&err);
-    while ((c = cli_getopt(&cmd_chain, argc, argv, "v:d:x:m:k:jh", longopts)) != -1) {
-        switch (c) {
-        case 'v':
-            if (uefi_trust_add_varstore(&fw, optarg, &err) < 0)
-                return cli_fail(&err);
-            have_db = true;
-            break;
-        case 'd':
-        case 'x':
-            if (uefi_trust_add_esl_file(&fw, optarg, c == 'x', &err) < 0)
-                return cli_fail(&err);
-            have_db |= c == 'd';
-            break;
-        case 'm': mod_dir = optarg; break;
-        case 'k': mod_keys = optarg; break;
-        case 'j': json = true; break;
-        case -2: return EXIT_OK;
-        default: return EXIT_USAGE;
-        }
+    switch (c) {
+    case 'v': return chain_inputs_add_varstore(in, optarg, err);
+    case 'd': return chain_inputs_add_esl_file(in, CHAIN_DB, optarg, err);
+    case 'x': return chain_inputs_add_esl_file(in, CHAIN_DBX, optarg, err);
+    case 'M': return chain_inputs_add_esl_file(in, CHAIN_MOK, optarg, err);
+    case 'X': return chain_inputs_add_esl_file(in, CHAIN_MOKX, optarg, err);
+    case 'S': return chain_inputs_set_sbat_level_file(in, optarg, err);
+    default: return sbat_policy_parse(optarg, &in->sbat_policy, err);
     }
-    if (optind >= argc || !have_db)
-        return cli_usage(&cmd_chain, "expected --vars or --db, and at least one image");
-    if (!mod_dir != !mod_keys)
-        return cli_usage(&cmd_chain, "--modules and --kernel-keys go together");
-    if (chain_verify(&fw, argv + optind, (size_t)(argc - optind), &r, &err) < 0)
-        return cli_fail(&err);
-    doc = json ? json_object() : NULL;
-    print_stages(&r, doc);
-    if (mod_dir && (rc = check_modules(mod_dir, mod_keys, json, doc, &mods_ok)) != EXIT_OK) {
+}
+
+static int report(const chain_inputs *in, const chain_result *r, const char *mod_dir, const char *mod_keys, bool json)
+{
+    json_t *doc = json ? json_object() : NULL;
+    bool mods_ok = true;
+    int rc;
+
+    print_stages(r, doc);
+    if (mod_dir && (rc = check_modules(in, r, mod_dir, mod_keys, doc, &mods_ok)) != EXIT_OK) {
         json_decref(doc);
         return rc;
     }
     if (json) {
-        json_object_set_new(doc, "valid", json_boolean(r.ok && mods_ok));
+        json_object_set_new(doc, "valid", json_boolean(r->ok && mods_ok));
         if (cli_json_print(doc) != EXIT_OK)
             return EXIT_FAIL;
     }
-    if (r.ok && mods_ok)
+    if (r->ok && mods_ok)
         return EXIT_OK;
     fprintf(stderr, "reprosign: the chain does not hold\n");
     return EXIT_FAIL;
+}
+
+static int run(int argc, char **argv)
+{
+    _cleanup_(chain_inputs_free) chain_inputs in = { 0 };
+    _cleanup_(chain_result_free) chain_result r = { 0 };
+    const char *mod_dir = NULL, *mod_keys = NULL;
+    bool json = false;
+    rs_error err;
+    int c;
+
+    while ((c = cli_getopt(&cmd_chain, argc, argv, "v:d:x:M:X:S:P:m:k:jh", longopts)) != -1) {
+        switch (c) {
+        case 'm': mod_dir = optarg; break;
+        case 'k': mod_keys = optarg; break;
+        case 'j': json = true; break;
+        case -2: return EXIT_OK;
+        case 'v': case 'd': case 'x': case 'M': case 'X': case 'S': case 'P':
+            if (parse_option(c, &in, &err) < 0)
+                return cli_fail(&err);
+            break;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind >= argc || !in.have_db)
+        return cli_usage(&cmd_chain, "expected --vars or --db, and at least one image");
+    if (mod_keys && !mod_dir)
+        return cli_usage(&cmd_chain, "--kernel-keys needs --modules");
+    if (chain_verify(&in, argv + optind, (size_t)(argc - optind), &r, &err) < 0)
+        return cli_fail(&err);
+    return report(&in, &r, mod_dir, mod_keys, json);
 }

@@ -8,7 +8,7 @@
 static int run(int argc, char **argv);
 
 static const rs_command *const subcommands[] = {
-    &cmd_efi_siglist, &cmd_efi_sign_var, &cmd_efi_list, &cmd_efi_db, &cmd_efi_enroll, &cmd_efi_apply, NULL,
+    &cmd_efi_siglist, &cmd_efi_sign_var, &cmd_efi_list, &cmd_efi_db, &cmd_efi_enroll, &cmd_efi_apply, &cmd_efi_shim_var, NULL,
 };
 
 const rs_command cmd_efi = {
@@ -21,7 +21,8 @@ const rs_command cmd_efi = {
              "  db       --vars VARSTORE [--name db|dbx|KEK|PK] --output ESL\n"
              "  enroll   --vars TEMPLATE --pk CERT --kek CERT... --db CERT... [--dbx ESL] [--owner GUID]\n"
              "           [--timestamp T] --output VARSTORE\n"
-             "  apply    --vars VARSTORE --name PK|KEK|db|dbx AUTH --output VARSTORE\n\n"
+             "  apply    --vars VARSTORE --name PK|KEK|db|dbx AUTH --output VARSTORE\n"
+             "  shim-var --vars VARSTORE --name MokList|MokListX|SbatLevel|... FILE --output VARSTORE\n\n"
              "'reprosign efi SUBCOMMAND --help' describes one.",
     .run = run,
     .subcommands = subcommands,

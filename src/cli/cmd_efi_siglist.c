@@ -10,21 +10,24 @@ static int siglist_run(int argc, char **argv);
 static const struct option siglist_longopts[] = {
     { "cert", required_argument, NULL, 'c' }, { "hash", required_argument, NULL, 'H' },
     { "owner", required_argument, NULL, 'g' }, { "output", required_argument, NULL, 'o' },
-    { "help", no_argument, NULL, 'h' },        { 0 },
+    { "sha1", no_argument, NULL, '1' },        { "help", no_argument, NULL, 'h' },
+    { 0 },
 };
 
 const rs_command cmd_efi_siglist = {
     .name = "efi siglist",
-    .usage = "efi siglist (--cert CERT... | --hash FILE...) [--owner GUID] --output ESL\n\n"
+    .usage = "efi siglist (--cert CERT... | --hash FILE... [--sha1]) [--owner GUID] --output ESL\n\n"
              "Writes an EFI_SIGNATURE_LIST file: one X.509 list per certificate, then one\n"
-             "SHA-256 list with the Authenticode digest of each EFI image given by --hash.\n"
+             "SHA-256 list with the Authenticode digest of each EFI image given by --hash\n"
+             "(an EFI_CERT_SHA1 list with --sha1: shim still looks SHA-1 digests up in db,\n"
+             "dbx and its vendor dbx).\n"
              "The owner GUID defaults to all zeros, as efitools' default.",
     .run = siglist_run,
     .options = siglist_longopts,
 };
 
 /* Firmware looks up the Authenticode digest, so only EFI images qualify. */
-static int add_hash(const char *path, rs_digest **hashes, size_t *n, rs_error *err)
+static int add_hash(const char *path, const EVP_MD *md, rs_digest **hashes, size_t *n, rs_error *err)
 {
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     rs_digest *grown = reallocarray(*hashes, *n + 1, sizeof(**hashes));
@@ -36,7 +39,7 @@ static int add_hash(const char *path, rs_digest **hashes, size_t *n, rs_error *e
         return -1;
     if (img.format != &rs_format_pe)
         return rs_fail(err, "%s: not an EFI image (it is %s)", path, img.format->name);
-    if (img.format->digest(&img, EVP_sha256(), &grown[*n], err) < 0)
+    if (img.format->digest(&img, md, &grown[*n], err) < 0)
         return rs_error_prefix(err, "%s", path);
     (*n)++;
     return 0;
@@ -45,33 +48,36 @@ static int add_hash(const char *path, rs_digest **hashes, size_t *n, rs_error *e
 static int siglist_run(int argc, char **argv)
 {
     _cleanup_free_ const char **certs = calloc((size_t)argc + 1, sizeof(char *));
+    _cleanup_free_ const char **images = calloc((size_t)argc + 1, sizeof(char *));
+    const EVP_MD *md = EVP_sha256();
     _cleanup_free_ rs_digest *hashes = NULL;
     _cleanup_bytes_ rs_bytes esl = { 0 };
     const char *output = NULL, *owner_s = NULL;
-    size_t ncerts = 0, nhashes = 0;
+    size_t ncerts = 0, nimages = 0, nhashes = 0;
     efi_guid owner;
     rs_error err;
     int c;
 
-    if (!certs)
+    if (!certs || !images)
         return EXIT_FAIL;
-    while ((c = cli_getopt(&cmd_efi_siglist, argc, argv, "c:H:g:o:h", siglist_longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_efi_siglist, argc, argv, "c:H:1g:o:h", siglist_longopts)) != -1) {
         switch (c) {
         case 'c': certs[ncerts++] = optarg; break;
-        case 'H':
-            if (add_hash(optarg, &hashes, &nhashes, &err) < 0)
-                return cli_fail(&err);
-            break;
+        case 'H': images[nimages++] = optarg; break;
+        case '1': md = EVP_sha1(); break;
         case 'g': owner_s = optarg; break;
         case 'o': output = optarg; break;
         case -2: return EXIT_OK;
         default: return EXIT_USAGE;
         }
     }
-    if (optind != argc || !output || (!ncerts && !nhashes))
+    if (optind != argc || !output || (!ncerts && !nimages))
         return cli_usage(&cmd_efi_siglist, "expected --cert or --hash, and --output");
     if (efi_parse_owner(owner_s, &owner, &err) < 0)
         return cli_usage(&cmd_efi_siglist, "%s", err.msg);
+    for (size_t i = 0; i < nimages; i++)
+        if (add_hash(images[i], md, &hashes, &nhashes, &err) < 0)
+            return cli_fail(&err);
     for (size_t i = 0; i < ncerts; i++)
         if (efi_append_cert_lists(&esl, certs[i], &owner, &err) < 0)
             return cli_fail(&err);

@@ -20,6 +20,7 @@ int efi_write_output(const char *path, const rs_bytes *b, rs_error *err);
 /* Appends one X.509 signature list per certificate in the file at path. */
 int efi_append_cert_lists(rs_bytes *esl, const char *path, const efi_guid *owner, rs_error *err);
 
-extern const rs_command cmd_efi_siglist, cmd_efi_sign_var, cmd_efi_list, cmd_efi_db, cmd_efi_enroll, cmd_efi_apply;
+extern const rs_command cmd_efi_siglist, cmd_efi_sign_var, cmd_efi_list, cmd_efi_db, cmd_efi_enroll, cmd_efi_apply,
+    cmd_efi_shim_var;
 
 #endif

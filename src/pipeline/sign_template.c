@@ -22,6 +22,7 @@
 #include "ops/ops.h"
 #include "ops/offline.h"
 #include "pipeline/batch.h"
+#include "pipeline/embedded_trust_check.h"
 #include "pipeline/pkgtree.h"
 #include "pipeline/source_binding.h"
 #include "pipeline/tarball.h"
@@ -56,6 +57,8 @@ typedef struct job {
     time_t mtime;                /* of every file in the outputs */
     rs_tarball_feed *feed;       /* writes signatures.tar.xz */
     rs_progress progress;
+    char **allowed;              /* the allowlist's fingerprints */
+    size_t n_allowed;
 } job;
 
 static void job_free(job *j)
@@ -67,6 +70,9 @@ static void job_free(job *j)
     }
     free(j->items);
     free(j->by_name);
+    for (size_t a = 0; a < j->n_allowed; a++)
+        free(j->allowed[a]);
+    free(j->allowed);
     rs_pkgset_free(&j->inputs);
     rs_template_free(&j->tpl);
     free(j->work);
@@ -115,9 +121,7 @@ static int load_allowlist(const char *path, char ***out, size_t *n, rs_error *er
  * service does not know: every trusted_certs entry must be allowed. */
 static int check_trusted_certs(job *j, rs_error *err)
 {
-    char **allowed = NULL;
-    size_t n_allowed = 0;
-    int rc = load_allowlist(j->o->allowlist, &allowed, &n_allowed, err);
+    int rc = load_allowlist(j->o->allowlist, &j->allowed, &j->n_allowed, err);
 
     for (size_t p = 0; rc == 0 && p < j->tpl.files.n_packages; p++) {
         const rs_sign_package *pkg = &j->tpl.files.packages[p];
@@ -125,16 +129,13 @@ static int check_trusted_certs(job *j, rs_error *err)
         for (size_t c = 0; rc == 0 && c < pkg->n_trusted_certs; c++) {
             bool ok = false;
 
-            for (size_t a = 0; a < n_allowed; a++)
-                ok |= !strcmp(allowed[a], pkg->trusted_certs[c]);
+            for (size_t a = 0; a < j->n_allowed; a++)
+                ok |= !strcmp(j->allowed[a], pkg->trusted_certs[c]);
             if (!ok)
                 rc = rs_fail(err, "package %s: trusted certificate %s is not on the allowlist", pkg->name,
                              pkg->trusted_certs[c]);
         }
     }
-    for (size_t a = 0; a < n_allowed; a++)
-        free(allowed[a]);
-    free(allowed);
     return rc;
 }
 
@@ -216,6 +217,8 @@ static int digest_image(job *j, item *it, rs_image *img, rs_error *err)
     if (strcmp(img->format->sig_type, rs_sig_type_name(it->file->type)) != 0)
         return rs_fail(err, "package %s: %s: declared %s, but the file is a %s file", it->pkg->name, it->file->path,
                        rs_sig_type_name(it->file->type), img->format->name);
+    if (rs_check_embedded_trust(img, it->pkg, it->file->path, j->allowed, j->n_allowed, err) < 0)
+        return -1;
     if (img->format->digest(img, j->o->sign.md, &it->digest, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
     it->format = img->format;
@@ -323,6 +326,8 @@ static int early_take(void *ctx, const char *name, int fd, uint64_t size, rs_err
             strcmp(img.format->sig_type, rs_sig_type_name(it->file->type)) ||
             img.format->digest(&img, e->j->o->sign.md, &it->digest, &ignored) < 0)
             continue;
+        if (rs_check_embedded_trust(&img, it->pkg, it->file->path, e->j->allowed, e->j->n_allowed, err) < 0)
+            return -1;
         it->format = img.format;
         it->size = img.in.size;
     }

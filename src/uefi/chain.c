@@ -5,110 +5,290 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "formats/pe/pe_layout.h"
 #include "uefi/dbverify.h"
 #include "uefi/sbat.h"
-#include "uefi/vendor_cert.h"
+#include "uefi/sbat_level.h"
+#include "uefi/shim_db.h"
+#include "uefi/shim_verify.h"
+#include "uefi/uefi_trust.h"
+
+#define CERT_TABLE 16
+
+void chain_inputs_free(chain_inputs *in)
+{
+    rs_bytes_free(&in->db);
+    rs_bytes_free(&in->dbx);
+    rs_bytes_free(&in->mok);
+    rs_bytes_free(&in->mokx);
+    free(in->sbat_level);
+    in->sbat_level = NULL;
+}
 
 void chain_result_free(chain_result *r)
 {
     for (size_t i = 0; i < r->n; i++)
         free(r->stages[i].anchor);
     free(r->stages);
+    rs_bytes_free(&r->vendor_authorized);
     memset(r, 0, sizeof(*r));
 }
 
-static int verify_stage(const char *path, const rs_trust *trust, chain_stage *s, rs_error *err)
+/* What a stage is, from its sections: shim carries .vendor_cert or an
+ * SBAT "shim" component; GRUB an SBAT "grub" component. */
+typedef struct stage_facts {
+    bool shim, grub;
+    bool vendor_cert;
+    rs_bytes vendor_section;
+    sbat_image sbat;         /* .sbat and .sbatlevel, for shim */
+    sbat_section shim_sbat;  /* .sbat as shim finds it */
+} stage_facts;
+
+static void stage_facts_free(stage_facts *f)
+{
+    rs_bytes_free(&f->vendor_section);
+    sbat_image_free(&f->sbat);
+    sbat_section_free(&f->shim_sbat);
+}
+
+static bool has_component(const char *csv, const char *name)
+{
+    size_t len = strlen(name);
+
+    for (const char *p = csv; p && *p; p = strpbrk(p, "\r\n"), p = p ? p + strspn(p, "\r\n") : NULL)
+        if (!strncmp(p, name, len) && p[len] == ',')
+            return true;
+    return false;
+}
+
+static int read_facts(rs_image *img, stage_facts *f, rs_error *err)
+{
+    int found;
+
+    memset(f, 0, sizeof(*f));
+    if (img->format != &rs_format_pe)
+        return rs_fail(err, "not an EFI image (it is %s)", img->format->name);
+    if ((found = pe_image_section(img, ".vendor_cert", &f->vendor_section, err)) < 0 ||
+        sbat_from_image(img, &f->sbat, err) < 0 || sbat_shim_section(img, &f->shim_sbat, err) < 0)
+        return -1;
+    f->vendor_cert = found > 0;
+    f->shim = f->vendor_cert || has_component(f->sbat.sbat, "shim");
+    f->grub = has_component(f->sbat.sbat, "grub");
+    return 0;
+}
+
+static void refuse(chain_stage *s, const char *rule, const char *why)
+{
+    s->ok = false;
+    free(s->anchor);
+    s->anchor = NULL;
+    snprintf(s->rule, sizeof(s->rule), "%s", rule);
+    snprintf(s->reason, sizeof(s->reason), "%s", why);
+}
+
+/* EDK2's DxeImageVerificationLib, through the format's db/dbx rules. */
+static int firmware_stage(const rs_trust *fw, chain_stage *s, rs_error *err)
 {
     _cleanup_(uefi_verdict_free) uefi_verdict v = { 0 };
 
-    s->path = path;
-    if (uefi_verify_image(path, trust, &v, err) < 0)
+    s->verifier = "firmware (EDK2 db/dbx)";
+    if (uefi_verify_image(s->path, fw, &v, err) < 0)
         return -1;
     s->ok = v.ok;
-    if (v.ok)
-        s->anchor = strdup(v.anchor ? v.anchor : "?");
-    else
+    snprintf(s->rule, sizeof(s->rule), "%s", "dbx (hashes, certificates) then db");
+    if (v.ok && v.anchor && !strncmp(v.anchor, "db:", 3))
+        s->anchor = strdup("the image hash is in db");
+    else if (v.ok && asprintf(&s->anchor, "a signature chains to %s (db)", v.anchor ? v.anchor : "?") < 0)
+        s->anchor = NULL;
+    else if (!v.ok)
         snprintf(s->reason, sizeof(s->reason), "%s", v.reason);
     return 0;
 }
 
-/* What shim adds for the images it loads, and its SBAT level. */
-static int shim_policy(const char *path, rs_trust *trust, sbat_image *level, chain_result *r, rs_error *err)
+/* pe.c verify_sbat_section: an image without .sbat is refused when shim
+ * loads it itself, accepted when checked through the protocol
+ * ("return in_protocol ? EFI_SUCCESS : EFI_SECURITY_VIOLATION"). */
+static int check_sbat(const stage_facts *f, const char *level, bool in_protocol, chain_stage *s, rs_error *err)
+{
+    char why[RS_ERROR_MAX - 64];
+    int revoked;
+
+    if (f->shim_sbat.refusal[0]) {
+        refuse(s, "SBAT (verify.c verify_buffer_sbat)", f->shim_sbat.refusal);
+        return 0;
+    }
+    if (!f->shim_sbat.csv || !f->shim_sbat.csv[0]) {
+        if (!in_protocol)
+            refuse(s, "SBAT (pe.c verify_sbat_section)", "no .sbat section, which shim requires of images it loads");
+        else
+            snprintf(s->sbat, sizeof(s->sbat), "no .sbat section, accepted through the shim_lock protocol");
+        return 0;
+    }
+    revoked = sbat_check(f->shim_sbat.csv, level, why, sizeof(why), err);
+    if (revoked < 0)
+        return -1;
+    if (revoked)
+        refuse(s, "SBAT (sbat.c verify_sbat_helper)", why);
+    else
+        snprintf(s->sbat, sizeof(s->sbat), "SBAT generations pass the level");
+    return 0;
+}
+
+typedef struct shim_ctx {
+    shim_db db;
+    sbat_level level;
+    bool has_level;
+} shim_ctx;
+
+static int shim_stage(shim_ctx *c, bool in_protocol, chain_stage *s, rs_error *err)
 {
     _cleanup_image_ rs_image img = { .in.fd = -1 };
-    int found;
+    _cleanup_(stage_facts_free) stage_facts f = { 0 };
+    shim_verdict v;
 
-    if (rs_image_open(&img, path, err) < 0)
-        return -1;
-    found = vendor_cert_add(&img, trust, err);
-    if (found < 0 || sbat_from_image(&img, level, err) < 0)
-        return rs_error_prefix(err, "%s", path);
-    r->vendor_cert = found > 0;
-    r->sbat_level = level->previous != NULL;
-    return 0;
-}
-
-static int check_sbat(const sbat_image *level, chain_stage *s, rs_error *err)
-{
-    _cleanup_(sbat_image_free) sbat_image img = { 0 };
-    char why[RS_ERROR_MAX - 16];
-    int revoked;
-
-    if (sbat_image_load(s->path, &img, err) < 0)
-        return -1;
-    if (!img.sbat) {
-        snprintf(s->reason, sizeof(s->reason), "no .sbat section, which shim requires");
-        return 1;
-    }
-    revoked = sbat_check(img.sbat, level->previous, why, sizeof(why), err);
-    if (revoked < 0)
+    s->verifier = in_protocol ? "shim, through shim_lock (or its LoadImage hook)" : "shim (loads it itself)";
+    if (rs_image_open(&img, s->path, err) < 0 || read_facts(&img, &f, err) < 0 ||
+        shim_verify_image(&img, &c->db, &v, err) < 0)
         return rs_error_prefix(err, "%s", s->path);
-    if (revoked)
-        snprintf(s->reason, sizeof(s->reason), "SBAT: %s", why);
-    return revoked;
-}
-
-static int later_stage(const rs_trust *trust, const sbat_image *level, const char *path, chain_stage *s,
-                       rs_error *err)
-{
-    int revoked;
-
-    if (verify_stage(path, trust, s, err) < 0)
-        return -1;
-    if (!level->previous)
+    s->ok = v.ok;
+    snprintf(s->rule, sizeof(s->rule), "%s", v.rule);
+    if (!v.ok) {
+        snprintf(s->reason, sizeof(s->reason), "%s", v.detail);
         return 0;
-    revoked = check_sbat(level, s, err);
-    if (revoked < 0)
-        return -1;
-    if (revoked) {
-        s->ok = false;
-        free(s->anchor);
-        s->anchor = NULL;
     }
+    s->anchor = strdup(v.detail);
+    /* verify.c verify_buffer: SBAT after the signature, in secure mode. */
+    if (c->db.insecure)
+        return 0;
+    if (check_sbat(&f, c->level.csv, in_protocol, s, err) < 0)
+        return rs_error_prefix(err, "%s", s->path);
     return 0;
 }
 
-int chain_verify(const rs_trust *firmware, char *const *paths, size_t n, chain_result *r, rs_error *err)
+static int load_lists(shim_db *db, const chain_inputs *in, rs_error *err)
 {
-    _cleanup_trust_ rs_trust shim = { 0 };
-    _cleanup_(sbat_image_free) sbat_image level = { 0 };
+    if (shim_db_init(db, err) < 0)
+        return -1;
+    db->ignore_db = in->ignore_db;
+    db->insecure = in->insecure;
+    if ((in->db.len && shim_list_add_esl(&db->db, in->db.data, in->db.len, err) < 0) ||
+        (in->dbx.len && shim_list_add_esl(&db->dbx, in->dbx.data, in->dbx.len, err) < 0) ||
+        (in->mok.len && shim_list_add_esl(&db->mok, in->mok.data, in->mok.len, err) < 0) ||
+        (in->mokx.len && shim_list_add_esl(&db->mokx, in->mokx.data, in->mokx.len, err) < 0))
+        return -1;
+    return 0;
+}
+
+/* shim.c: the authorized blob of its cert_table, for MokListRT. */
+static int keep_authorized(const rs_bytes *sec, rs_bytes *out, rs_error *err)
+{
+    uint32_t size, off;
+
+    if (sec->len < CERT_TABLE)
+        return 0;
+    size = efi_le32(sec->data);
+    off = efi_le32(sec->data + 8);
+    if ((uint64_t)off + size > sec->len)
+        return 0;
+    return rs_bytes_append(out, sec->data + off, size, err);
+}
+
+/* What shim brings: its keys, and the SBAT level it applies (checked
+ * against its own .sbat first, as shim.c does before anything else). */
+static int shim_setup(const char *path, const chain_inputs *in, shim_ctx *c, chain_result *r, rs_error *err)
+{
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    _cleanup_(stage_facts_free) stage_facts f = { 0 };
+    sbat_level_input li = { in->sbat_level, in->sbat_level_attrs_ok, in->sbat_policy };
+    char why[RS_ERROR_MAX - 64];
+    int revoked;
+
+    if (rs_image_open(&img, path, err) < 0 || read_facts(&img, &f, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    r->shim = f.shim;
+    r->vendor_cert = f.vendor_cert;
+    if (!f.shim)
+        return f.grub ? 1 : 0;
+    if (load_lists(&c->db, in, err) < 0)
+        return -1;
+    if (f.vendor_cert && (shim_db_add_vendor_cert(&c->db, f.vendor_section.data, f.vendor_section.len, err) < 0 ||
+                          keep_authorized(&f.vendor_section, &r->vendor_authorized, err) < 0))
+        return rs_error_prefix(err, "%s", path);
+    if (sbat_level_effective(&f.sbat, &li, &c->level, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    c->has_level = true;
+    snprintf(r->sbat_source, sizeof(r->sbat_source), "%s", c->level.source);
+    revoked = f.shim_sbat.csv ? sbat_check(f.shim_sbat.csv, c->level.csv, why, sizeof(why), err) : 0;
+    if (revoked < 0)
+        return rs_error_prefix(err, "%s", path);
+    if (revoked && r->stages[0].ok)
+        refuse(&r->stages[0], "shim's own SBAT self-check (shim.c)", why);
+    return 0;
+}
+
+static void grub_without_shim(chain_stage *s)
+{
+    s->verifier = "GRUB started by firmware, without shim";
+    refuse(s, "GRUB needs shim_lock (Debian GRUB 2.06 kern/efi/sb.c, loader/i386/efi/linux.c)",
+           "under Secure Boot GRUB verifies kernels only through shim's shim_lock protocol, and there is no shim");
+}
+
+int chain_verify(const chain_inputs *in, char *const *paths, size_t n, chain_result *r, rs_error *err)
+{
+    _cleanup_trust_ rs_trust fw = { 0 };
+    shim_ctx c = { 0 };
+    int kind = 0, rc = -1;
 
     memset(r, 0, sizeof(*r));
-    r->stages = calloc(n ? n : 1, sizeof(*r->stages));
-    if (!r->stages)
+    if (n == 0)
+        return rs_fail(err, "no images");
+    if (!(r->stages = calloc(n, sizeof(*r->stages))))
         return rs_fail(err, "out of memory");
-    if (rs_trust_init(&shim, err) < 0 || rs_trust_merge(&shim, firmware, err) < 0)
+    if (rs_trust_init(&fw, err) < 0 || uefi_trust_add_esl(&fw, in->db.data, in->db.len, false, err) < 0 ||
+        (in->dbx.len && uefi_trust_add_esl(&fw, in->dbx.data, in->dbx.len, true, err) < 0))
         return -1;
-    if (n == 0 || verify_stage(paths[0], firmware, &r->stages[0], err) < 0)
-        return n ? -1 : rs_fail(err, "no images");
+    r->stages[0].path = paths[0];
+    if (firmware_stage(&fw, &r->stages[0], err) < 0)
+        return -1;
     r->n = 1;
-    if (n > 1 && shim_policy(paths[0], &shim, &level, r, err) < 0)
-        return -1;
-    for (size_t i = 1; i < n; i++, r->n++)
-        if (later_stage(&shim, &level, paths[i], &r->stages[i], err) < 0)
-            return -1;
+    if (n > 1 && (kind = shim_setup(paths[0], in, &c, r, err)) < 0)
+        goto out;
+    for (size_t i = 1; i < n; i++, r->n++) {
+        chain_stage *s = &r->stages[i];
+
+        s->path = paths[i];
+        if (r->shim && shim_stage(&c, i > 1, s, err) < 0)
+            goto out;
+        else if (!r->shim && kind == 1)
+            grub_without_shim(s);
+        else if (!r->shim && firmware_stage(&fw, s, err) < 0)
+            goto out;
+    }
     r->ok = true;
     for (size_t i = 0; i < r->n; i++)
         r->ok &= r->stages[i].ok;
-    return 0;
+    rc = 0;
+out:
+    if (c.has_level)
+        sbat_level_free(&c.level);
+    if (r->shim)
+        shim_db_free(&c.db);
+    return rc;
+}
+
+int chain_kernel_keys(const chain_inputs *in, const chain_result *r, const char *builtin, kernel_keys *k,
+                      rs_error *err)
+{
+    kernel_sources src = {
+        .builtin = builtin,
+        .db = &in->db,
+        .dbx = &in->dbx,
+        .mok = &in->mok,
+        .mokx = &in->mokx,
+        .vendor_cert = r->vendor_authorized.data,
+        .vendor_cert_len = r->vendor_authorized.len,
+        .ignore_db = in->ignore_db,
+    };
+
+    return kernel_keys_load(k, &src, err);
 }

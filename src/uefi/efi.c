@@ -30,8 +30,8 @@ const efi_guid efi_guid_auth_var_store =
     GUID(0xaaf32c78, 0x947b, 0x439a, 0xa1, 0x80, 0x2e, 0x14, 0x4e, 0xc3, 0x77, 0x92);
 const efi_guid efi_guid_nv_data_fv = GUID(0xfff12b8d, 0x7696, 0x4c8b, 0xa9, 0x85, 0x27, 0x47, 0x07, 0x5b, 0x4f, 0x50);
 
-static const efi_guid guid_shim_lock =
-    GUID(0x605dab50, 0xe046, 0x4300, 0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23);
+const efi_guid efi_guid_cert_sha1 = GUID(0x826ca512, 0xcf10, 0x4ac9, 0xb1, 0x87, 0xbe, 0x01, 0x49, 0x66, 0x31, 0xbd);
+const efi_guid efi_guid_shim_lock = GUID(0x605dab50, 0xe046, 0x4300, 0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23);
 static const efi_guid guid_microsoft =
     GUID(0x77fa9abd, 0x0359, 0x4d32, 0xbd, 0x60, 0x28, 0xf4, 0xe7, 0x8f, 0x78, 0x4b);
 
@@ -42,12 +42,13 @@ static const struct {
     { &efi_guid_global, "EFI_GLOBAL_VARIABLE" },
     { &efi_guid_image_security, "EFI_IMAGE_SECURITY_DATABASE" },
     { &efi_guid_cert_x509, "EFI_CERT_X509" },
+    { &efi_guid_cert_sha1, "EFI_CERT_SHA1" },
     { &efi_guid_cert_sha256, "EFI_CERT_SHA256" },
     { &efi_guid_cert_sha384, "EFI_CERT_SHA384" },
     { &efi_guid_cert_sha512, "EFI_CERT_SHA512" },
     { &efi_guid_cert_x509_sha256, "EFI_CERT_X509_SHA256" },
     { &efi_guid_cert_pkcs7, "EFI_CERT_TYPE_PKCS7" },
-    { &guid_shim_lock, "SHIM_LOCK" },
+    { &efi_guid_shim_lock, "SHIM_LOCK" },
     { &guid_microsoft, "Microsoft" },
 };
 

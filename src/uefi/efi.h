@@ -20,6 +20,7 @@ typedef struct efi_guid {
 extern const efi_guid efi_guid_global;          /* 8be4df61-...: PK, KEK */
 extern const efi_guid efi_guid_image_security;  /* d719b2cb-...: db, dbx */
 extern const efi_guid efi_guid_cert_x509;
+extern const efi_guid efi_guid_cert_sha1;
 extern const efi_guid efi_guid_cert_sha256;
 extern const efi_guid efi_guid_cert_sha384;
 extern const efi_guid efi_guid_cert_sha512;
@@ -27,6 +28,7 @@ extern const efi_guid efi_guid_cert_x509_sha256;
 extern const efi_guid efi_guid_cert_pkcs7;
 extern const efi_guid efi_guid_auth_var_store;  /* gEfiAuthenticatedVariableGuid */
 extern const efi_guid efi_guid_nv_data_fv;      /* gEfiSystemNvDataFvGuid */
+extern const efi_guid efi_guid_shim_lock;       /* MokList, MokListX, SbatLevel, ... */
 
 /* Parses "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx". */
 int efi_guid_parse(const char *s, efi_guid *out, rs_error *err);

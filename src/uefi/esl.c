@@ -10,6 +10,7 @@ static const struct {
     const efi_guid *type;
     size_t size;             /* data bytes per entry; 0 = variable */
 } fixed_sizes[] = {
+    { &efi_guid_cert_sha1, 20 },
     { &efi_guid_cert_sha256, 32 },
     { &efi_guid_cert_sha384, 48 },
     { &efi_guid_cert_sha512, 64 },
@@ -19,6 +20,8 @@ static const struct {
 
 const EVP_MD *esl_hash_md(const efi_guid *type)
 {
+    if (efi_guid_equal(type, &efi_guid_cert_sha1))
+        return EVP_sha1();
     if (efi_guid_equal(type, &efi_guid_cert_sha256))
         return EVP_sha256();
     if (efi_guid_equal(type, &efi_guid_cert_sha384))
@@ -119,6 +122,7 @@ int esl_append_x509(rs_bytes *out, const efi_guid *owner, const uint8_t *der, si
 static const efi_guid *hash_type(const EVP_MD *md)
 {
     switch (EVP_MD_get_type(md)) {
+    case NID_sha1: return &efi_guid_cert_sha1;
     case NID_sha256: return &efi_guid_cert_sha256;
     case NID_sha384: return &efi_guid_cert_sha384;
     case NID_sha512: return &efi_guid_cert_sha512;

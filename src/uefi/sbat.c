@@ -1,6 +1,6 @@
 #include "uefi/sbat.h"
 
-#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,10 @@
 #include "uefi/efi.h"
 
 #define LEVEL_HEADER 12
-#define MAX_COMPONENT 128
+#define SECTION_HEADER_SIZE 40
+/* Debian's GRUB carries about 300 bytes of SBAT and shim's file
+ * alignment pads it to 4 KiB; 1 MiB is far beyond any real section. */
+#define MAX_SBAT_SECTION (1u << 20)
 
 void sbat_image_free(sbat_image *s)
 {
@@ -75,95 +78,59 @@ int sbat_image_load(const char *path, sbat_image *s, rs_error *err)
     return 0;
 }
 
-/* Component name and generation of one CSV line; 0 when the line is empty. */
-static int parse_line(const char *line, size_t len, char name[MAX_COMPONENT], unsigned long *gen, rs_error *err)
+/* pe.c/verify.c verify_buffer_sbat: shim walks the section headers for
+ * the exact 8-byte name ".sbat"; two such sections, or relocations in one,
+ * are unsupported; a section whose SizeOfRawData is 0 or below its
+ * VirtualSize is ignored; otherwise the whole raw data is the CSV (it ends
+ * at the first NUL). */
+static int refuse(sbat_section *out, const char *why)
 {
-    const char *comma = memchr(line, ',', len);
-    char num[24];
-    size_t nlen, glen;
-    char *end;
-
-    if (len == 0)
-        return 0;
-    if (!comma || (size_t)(comma - line) >= MAX_COMPONENT)
-        return rs_fail(err, "SBAT line '%.*s' has no component,generation", (int)(len > 80 ? 80 : len), line);
-    nlen = (size_t)(comma - line);
-    memcpy(name, line, nlen);
-    name[nlen] = '\0';
-    glen = strcspn(comma + 1, ",\n");
-    if (glen == 0 || glen >= sizeof(num) || comma + 1 + glen > line + len)
-        return rs_fail(err, "SBAT entry '%s' has an invalid generation", name);
-    memcpy(num, comma + 1, glen);
-    num[glen] = '\0';
-    /* Plain decimal digits only: what shim's atoi() makes of a sign,
-     * spaces or other text is not worth predicting. */
-    if (strspn(num, "0123456789") != glen)
-        return rs_fail(err, "SBAT entry '%s' has an invalid generation '%s'", name, num);
-    errno = 0;
-    *gen = strtoul(num, &end, 10);
-    if (errno)
-        return rs_fail(err, "SBAT entry '%s' has an invalid generation '%s'", name, num);
-    /* shim keeps a generation in a UINT16, so 65537 compares as 1. */
-    *gen &= 0xffff;
-    return 1;
+    snprintf(out->refusal, sizeof(out->refusal), "%s", why);
+    return 0;
 }
 
-typedef int (*line_visit)(void *ctx, const char *name, unsigned long gen, rs_error *err);
-
-static int each_line(const char *csv, line_visit visit, void *ctx, rs_error *err)
+int sbat_shim_section(rs_image *img, sbat_section *out, rs_error *err)
 {
-    while (*csv) {
-        size_t len = strcspn(csv, "\n");
-        char name[MAX_COMPONENT];
-        unsigned long gen = 0;
-        int r = parse_line(csv, len, name, &gen, err);
+    const pe_layout *pe = img->priv;
+    bool seen = false;
 
-        if (r < 0 || (r > 0 && visit(ctx, name, gen, err) < 0))
+    memset(out, 0, sizeof(*out));
+    if (img->format != &rs_format_pe)
+        return rs_fail(err, "not a PE/COFF image");
+    for (uint32_t i = 0; i < pe->nsection_headers; i++) {
+        const uint8_t *h = pe->headers + pe->section_table + (uint64_t)i * SECTION_HEADER_SIZE;
+        uint32_t vsize = efi_le32(h + 8), raw_size = efi_le32(h + 16), raw_off = efi_le32(h + 20);
+        uint8_t *buf;
+
+        if (memcmp(h, ".sbat\0\0\0", 8) != 0)
+            continue;
+        if (seen)
+            return refuse(out, "the image has two .sbat sections");
+        seen = true;
+        if (efi_le32(h + 24) != 0 || efi_le16(h + 32) != 0)
+            return refuse(out, "the .sbat section has relocations");
+        if (raw_size == 0 || raw_size < vsize)
+            continue;
+        if ((uint64_t)raw_off + raw_size > img->in.size)
+            return refuse(out, "the .sbat section lies past the end of the file");
+        if (raw_size > MAX_SBAT_SECTION)
+            return rs_fail(err, ".sbat section is %u bytes, more than the %u allowed", raw_size, MAX_SBAT_SECTION);
+        buf = malloc((size_t)raw_size + 1);
+        if (!buf)
+            return rs_fail(err, "out of memory");
+        if (rs_input_read(&img->in, raw_off, buf, raw_size, err) < 0) {
+            free(buf);
             return -1;
-        csv += len + (csv[len] == '\n');
+        }
+        buf[raw_size] = '\0';
+        free(out->csv);
+        out->csv = (char *)buf;
     }
     return 0;
 }
 
-typedef struct checker {
-    const char *component;
-    unsigned long min_gen;
-    char *why;
-    size_t cap;
-    int revoked;
-} checker;
-
-static int check_image_entry(void *ctx, const char *name, unsigned long gen, rs_error *err)
+void sbat_section_free(sbat_section *s)
 {
-    checker *c = ctx;
-
-    if (!strcmp(name, c->component) && gen < c->min_gen && !c->revoked) {
-        snprintf(c->why, c->cap, "component %s generation %lu is revoked (SBAT level requires %lu)", name, gen,
-                 c->min_gen);
-        c->revoked = 1;
-    }
-    return 0;
-}
-
-typedef struct level_ctx {
-    const char *image_sbat;
-    checker c;
-} level_ctx;
-
-static int check_level_entry(void *ctx, const char *name, unsigned long gen, rs_error *err)
-{
-    level_ctx *l = ctx;
-
-    l->c.component = name;
-    l->c.min_gen = gen;
-    return each_line(l->image_sbat, check_image_entry, &l->c, err);
-}
-
-int sbat_check(const char *image_sbat, const char *level, char *why, size_t cap, rs_error *err)
-{
-    level_ctx l = { image_sbat, { .why = why, .cap = cap } };
-
-    if (each_line(level, check_level_entry, &l, err) < 0)
-        return -1;
-    return l.c.revoked;
+    free(s->csv);
+    s->csv = NULL;
 }

@@ -15,6 +15,7 @@
 #include "fuzz_keys.h"
 #include "uefi/authvar.h"
 #include "uefi/esl.h"
+#include "uefi/shim_db.h"
 #include "uefi/uefi_trust.h"
 #include "uefi/varupdate.h"
 
@@ -153,6 +154,29 @@ static void check_trust(const uint8_t *data, size_t size, int walked)
     rs_trust_free(&t);
 }
 
+/* shim's reading of the same lists (as MokList, vendor_db, dbx): it walks
+ * with esl_walk too, and never keeps more than the walker saw. */
+static void check_shim_lists(const uint8_t *data, size_t size, int walked)
+{
+    _cleanup_shim_db_ shim_db db;
+    rs_error err;
+    int rc;
+
+    if (shim_db_init(&db, fresh(&err)) < 0)
+        fuzz_die("shim_db", err.msg);
+    rc = shim_list_add_esl(&db.mok, data, size, fresh(&err));
+    check_message(rc, &err, "shim_list_add_esl");
+    if (rc == 0 && walked < 0)
+        fuzz_bug("shim_list_add_esl accepted lists esl_walk refuses", NULL);
+    if (rc == 0 && db.mok.hashes.n > size / 48)
+        fuzz_bug("shim read more SHA-256 entries than the lists can hold", NULL);
+    for (size_t i = 0; rc == 0 && i < db.mok.hashes.n; i++)
+        if (db.mok.hashes.items[i].md != EVP_sha256())
+            fuzz_bug("MokList yielded a hash other than SHA-256", NULL);
+    if (shim_list_add_esl(&db.dbx, data, size, fresh(&err)) != rc)
+        fuzz_bug("dbx and MokList disagree on whether the lists parse", NULL);
+}
+
 /* The header's parts tile the input: timestamp, WIN_CERTIFICATE, data. */
 static void check_authvar(const uint8_t *data, size_t size)
 {
@@ -184,6 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     check_message(walked, &err, "esl_walk");
     check_trust(data, size, walked);
+    check_shim_lists(data, size, walked);
     check_merge(data, size);
     check_authvar(data, size);
     ERR_clear_error();

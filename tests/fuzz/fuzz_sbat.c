@@ -11,7 +11,8 @@
 #include "base/cleanup.h"
 #include "fuzz_keys.h"
 #include "uefi/sbat.h"
-#include "uefi/vendor_cert.h"
+#include "uefi/sbat_level.h"
+#include "uefi/shim_db.h"
 
 /* Lines of the image checked against a revoking level: each one costs a
  * pass over the whole image. */
@@ -26,7 +27,9 @@ static int revoking_line(const char *line, size_t len, char *out, size_t cap)
     size_t glen;
     unsigned long g = 0;
 
-    if (!comma || comma - line >= 128)
+    /* Names with CR (a line end to shim) or a leading BOM byte (skipped
+     * at the start) would not name the same component in a level. */
+    if (!comma || comma - line >= 128 || memchr(line, '\r', (size_t)(comma - line)) || (uint8_t)line[0] == 0xef)
         return 0;
     gen = comma + 1;
     glen = strcspn(gen, ",\n");
@@ -43,8 +46,8 @@ static int revoking_line(const char *line, size_t len, char *out, size_t cap)
 
 /* sbat.h's contract itself: an entry whose generation is below the
  * level's for its component is revoked. So a level naming an image line's
- * component one generation up revokes the image, unless another line of
- * the image does not parse (then it is an error). */
+ * component one generation up refuses the image (shim refuses a malformed
+ * .sbat as well). */
 static void check_revokes_older(const char *image)
 {
     const char *line = image;
@@ -87,16 +90,45 @@ static void check_sbat(const uint8_t *data, size_t size)
     check_revokes_older(image);
 }
 
+/* shim's cert_table, with a DER vendor_cert or vendor_db/vendor_dbx
+ * signature lists; and the same bytes as a MokList. */
 static void check_vendor_cert(const uint8_t *data, size_t size)
 {
-    _cleanup_trust_ rs_trust t;
+    _cleanup_shim_db_ shim_db db;
     rs_error err = { 0 };
 
-    if (rs_trust_init(&t, &err) < 0)
-        fuzz_die("trust", err.msg);
-    if (vendor_cert_parse(data, size, &t, &err) < 0 && !err.msg[0])
-        fuzz_bug("vendor_cert_parse failed without a message", NULL);
+    if (shim_db_init(&db, &err) < 0)
+        fuzz_die("shim_db", err.msg);
+    if (shim_db_add_vendor_cert(&db, data, size, &err) < 0 && !err.msg[0])
+        fuzz_bug("shim_db_add_vendor_cert failed without a message", NULL);
+    err.msg[0] = '\0';
+    if (shim_list_add_esl(&db.mok, data, size, &err) < 0 && !err.msg[0])
+        fuzz_bug("shim_list_add_esl failed without a message", NULL);
     ERR_clear_error();
+}
+
+/* The input as an SbatLevel variable: parsed, then chosen against a
+ * shim's own level. A level that parses is either kept or replaced by the
+ * candidate, never anything else. */
+static void check_level(const uint8_t *data, size_t size)
+{
+    static const sbat_image shim = { .previous = "sbat,1,2025021800\nshim,4\ngrub,5\n",
+                                      .latest = "sbat,1,2025021800\nshim,4\ngrub,5\n" };
+    _cleanup_free_ char *var = strndup((const char *)data, size);
+    sbat_level_input in = { var, true, (int)(size & 3) };
+    sbat_level l;
+    rs_error err = { 0 };
+    int r;
+
+    if (!var || sbat_level_check(var, &err) < 0)
+        return;
+    r = sbat_level_effective(&shim, &in, &l, &err);
+    if (r < 0 && !err.msg[0])
+        fuzz_bug("sbat_level_effective failed without a message", NULL);
+    if (r == 0 && strcmp(l.csv, var) != 0 && strcmp(l.csv, shim.previous) != 0)
+        fuzz_bug("the effective SBAT level is neither the variable nor the candidate", l.csv);
+    if (r == 0)
+        sbat_level_free(&l);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -104,5 +136,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_sbat(data, size);
     check_vendor_cert(data, size);
+    check_level(data, size);
     return 0;
 }

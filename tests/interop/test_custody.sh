@@ -120,6 +120,26 @@ refuses "sign-blob --via on a module request (no module to read)" "$WORK/blob.va
     "$REPROSIGN" sign-blob "$WORK/m.req" --via "$sock" --output "$WORK/blob.value"
 check "no refused request reached the log" test "$(log_lines)" = "$before"
 
+# ---- what the image embeds, not only what files.json declares ----
+bash "$TESTS_DIR/tools/vendor-cert.sh" "$FIXTURES/root/shim-unsigned/usr/lib/shim/shimx64.efi" "$WORK/debian-ca.der"
+ca_fpr=$(sha256sum "$WORK/debian-ca.der" | cut -d' ' -f1)
+mkdir -p "$WORK/pkgs" && ln -s "$FIXTURES/root/shim-unsigned" "$WORK/pkgs/shim-unsigned"
+shim_template() {  # shim_template FILE [TRUSTED-FPR]
+    local trusted=${2:+\"$2\"}
+    printf '{"packages": {"shim-unsigned": {"trusted_certs": [%s], "files": [{"sig_type": "efi", "file": "usr/lib/shim/shimx64.efi"}]}}}\n' \
+        "$trusted" >"$1"
+}
+shim_template "$WORK/undeclared.json"
+refuses "a shim whose .vendor_cert CA its template leaves out of trusted_certs" "$WORK/undeclared-out" \
+    "$REPROSIGN" sign-template "$WORK/undeclared.json" --packages "$WORK/pkgs" --key "$WORK/db.key" --cert "$WORK/db.crt" \
+    --output "$WORK/undeclared-out"
+check "... names the embedded certificate's subject and SHA-256" grep -q "Debian Secure Boot CA (SHA-256 $ca_fpr)" "$WORK/.err"
+shim_template "$WORK/declared.json" "$ca_fpr"
+echo "$ca_fpr" >"$WORK/allow"
+check "declared in trusted_certs and on the allowlist, the shim is signed" \
+    "$REPROSIGN" sign-template "$WORK/declared.json" --packages "$WORK/pkgs" --key "$WORK/db.key" --cert "$WORK/db.crt" \
+    --trusted-cert-allowlist "$WORK/allow" --output "$WORK/declared-out" --quiet
+
 # ---- starving the socket ----
 out=$($RAW "$sock" "$WORK/m.req" --trickle 2>&1); rc=$?
 check "a client trickling one byte a second loses its connection ($out)" test "$rc" = 3

@@ -1,0 +1,80 @@
+#!/bin/bash
+# The differential test: reprosign chain against a real boot. OVMF's
+# Secure Boot build with Microsoft's keys boots Debian's shim-signed,
+# grub-efi-amd64-signed and the signed kernel of linux-image-amd64 into a
+# busybox initramfs (tests/tools/mkinitramfs.py) that reports over serial.
+# For each case the boot's verdict and chain's must agree. The slower
+# cases are in test_boot_chain_slow.sh.
+. "$TESTS_DIR/lib.sh"
+need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool python3; need_tool busybox
+MSVARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd
+[ -r "$MSVARS" ] || skip "ovmf is not installed"
+need_fixtures bootchain
+. "$TESTS_DIR/tools/boot-chain.sh"
+SHIM=$FIXTURES/root/shim-signed/usr/lib/shim/shimx64.efi.signed
+GRUB=$FIXTURES/root/grub-efi-amd64-signed/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
+KERNEL=$(ls "$FIXTURES"/signed-kernel/boot/vmlinuz-* | head -n 1)
+MODS=$(ls -d "$FIXTURES"/signed-kernel/lib/modules/*/kernel)
+BUSYBOX=$(command -v busybox)
+make_key mok; make_key other
+
+python3 "$TESTS_DIR/tools/mkinitramfs.py" "$WORK/initrd-plain.gz" "$BUSYBOX"
+
+# 1 and 2. Debian's chain boots. Its kernel has no .sbat: shim accepts it
+# through shim_lock, but refuses it when it loads it itself.
+chain_esp debian "$SHIM" "$GRUB" "$KERNEL" "$WORK/initrd-plain.gz"
+chain_esp kernel-by-shim "$SHIM" "$KERNEL" "$KERNEL" "$WORK/initrd-plain.gz"
+chain_boot debian "$MSVARS"; chain_boot kernel-by-shim "$MSVARS"
+expect_boot debian booted "1. Debian's chain under the Microsoft db boots to the initramfs" \
+    --vars "$MSVARS" "$SHIM" "$GRUB" "$KERNEL"
+refuses "2. the Debian kernel has no .sbat" "" "$REPROSIGN" sbat "$KERNEL"
+check "2. chain: the kernel passes SBAT through shim_lock" bash -c "
+    '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' '$GRUB' '$KERNEL' | grep -q 'accepted through the shim_lock'"
+expect_boot kernel-by-shim denied "2. the same kernel loaded by shim itself is refused (no .sbat)" \
+    --vars "$MSVARS" "$SHIM" "$KERNEL"
+
+# 4. MOK: a test certificate in MokList (written by efi shim-var); GRUB,
+# the kernel and a module signed with it by reprosign. Under lockdown an
+# unsigned module and one signed with a foreign key are refused.
+"$REPROSIGN" efi siglist --cert "$WORK/mok.crt" --output "$WORK/mok.esl"
+"$REPROSIGN" efi shim-var --vars "$MSVARS" --name MokList "$WORK/mok.esl" --output "$WORK/vars-mok.fd"
+"$REPROSIGN" strip "$GRUB" --output "$WORK/grub.unsigned"
+"$REPROSIGN" strip "$KERNEL" --output "$WORK/vmlinuz.unsigned"
+"$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/grub.unsigned" --output "$WORK/grub.mok"
+"$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/vmlinuz.unsigned" --output "$WORK/vmlinuz.mok"
+mkdir -p "$WORK/mod-mok" "$WORK/mod-none" "$WORK/mod-other"
+"$REPROSIGN" strip "$MODS/lib/crc7.ko" --output "$WORK/crc7.unsigned"
+"$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/crc7.unsigned" --output "$WORK/mod-mok/crc7.ko"
+"$REPROSIGN" strip "$MODS/lib/crc8.ko" --output "$WORK/mod-none/crc8.ko"
+"$REPROSIGN" strip "$MODS/lib/ts_kmp.ko" --output "$WORK/ts_kmp.unsigned"
+"$REPROSIGN" sign --key "$WORK/other.key" --cert "$WORK/other.crt" "$WORK/ts_kmp.unsigned" --output "$WORK/mod-other/ts_kmp.ko"
+python3 "$TESTS_DIR/tools/mkinitramfs.py" "$WORK/initrd-mods.gz" "$BUSYBOX" \
+    "$WORK/mod-none/crc8.ko" "$WORK/mod-other/ts_kmp.ko" "$WORK/mod-mok/crc7.ko"
+chain_esp mok "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd-mods.gz"
+# 5. One refusal: a kernel with one byte changed after signing.
+cp "$KERNEL" "$WORK/vmlinuz.changed"
+printf '\x01' | dd of="$WORK/vmlinuz.changed" bs=1 seek=65536 conv=notrunc status=none
+chain_esp changed "$SHIM" "$GRUB" "$WORK/vmlinuz.changed" "$WORK/initrd-plain.gz"
+chain_boot mok "$WORK/vars-mok.fd"; chain_boot changed "$MSVARS"
+MOKCHAIN=(--vars "$WORK/vars-mok.fd" "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok")
+expect_boot mok booted "4. MOK-signed GRUB and kernel boot" "${MOKCHAIN[@]}"
+expect_boot changed denied "5. a kernel with one byte changed is refused" --vars "$MSVARS" "$SHIM" "$GRUB" \
+    "$WORK/vmlinuz.changed"
+
+# What the kernel said about each module, and what chain says.
+serial() { tr -d '\r' <"$WORK/boot-mok/serial.log"; }
+module_agrees() {  # module_agrees DIR MODULE loaded|refused WHAT
+    local chain=loaded
+    "$REPROSIGN" chain "${MOKCHAIN[@]}" --modules "$1" >"$WORK/mod.out" 2>&1 || chain=refused
+    if serial | grep -q "REPROSIGN-MODULE $2: $3" && [ "$chain" = "$3" ]; then pass "$4 (kernel and chain: $3)"
+    else fail "$4: expected $3, chain $chain"; serial | grep -a "REPROSIGN-MODULE" | sed 's/^/    /'
+        sed 's/^/    chain: /' "$WORK/mod.out"; fi
+}
+module_agrees "$WORK/mod-mok" crc7.ko loaded "4. under lockdown, a module signed with the MOK key loads"
+module_agrees "$WORK/mod-none" crc8.ko refused "4. under lockdown, an unsigned module is refused"
+module_agrees "$WORK/mod-other" ts_kmp.ko refused "4. under lockdown, a module signed with a foreign key is refused"
+check "4. the kernel is locked down" bash -c "tr -d '\r' <'$WORK/boot-mok/serial.log' | grep -q 'lockdown: none \[integrity\]'"
+check "4. the MOK certificate is in .machine, from MokListRT" bash -c "
+    tr -d '\r' <'$WORK/boot-mok/serial.log' | grep -q \"MokListRT\" &&
+    tr -d '\r' <'$WORK/boot-mok/serial.log' | grep -q 'asymmetri reprosign test mok'"
+finish

@@ -1,0 +1,38 @@
+#!/bin/bash
+# Debian's real signed chain, as the README shows it: OVMF's Microsoft db
+# -> shim-signed -> grub-efi-amd64-signed -> the signed vmlinuz of
+# linux-image-amd64 (which has no .sbat: shim accepts it through
+# shim_lock).
+. "$TESTS_DIR/lib.sh"
+MSVARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd
+[ -r "$MSVARS" ] || skip "ovmf is not installed"
+need_fixtures bootchain
+SHIM=$FIXTURES/root/shim-signed/usr/lib/shim/shimx64.efi.signed
+GRUB=$FIXTURES/root/grub-efi-amd64-signed/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
+KERNEL=$(ls "$FIXTURES"/signed-kernel/boot/vmlinuz-* | head -n 1)
+
+check "README example: Microsoft db -> shim-signed -> GRUB -> signed kernel" "$REPROSIGN" chain \
+    --vars "$MSVARS" "$SHIM" "$GRUB" "$KERNEL"
+check "the kernel passes SBAT through shim_lock, without .sbat" bash -c "
+    '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' '$GRUB' '$KERNEL' |
+        grep -q '^stage 3 .*Debian Secure Boot CA.*no .sbat section, accepted through the shim_lock'"
+check "shim is admitted by the Microsoft UEFI CA 2011 in db" bash -c "
+    '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' | grep -q '^stage 1 .*CN=Microsoft Corporation UEFI CA 2011'"
+"$REPROSIGN" efi db --vars "$MSVARS" --output "$WORK/ms-db.esl"
+check "the same chain with db given as a file" "$REPROSIGN" chain --db "$WORK/ms-db.esl" "$SHIM" "$GRUB" "$KERNEL"
+
+"$REPROSIGN" efi siglist --hash "$SHIM" --output "$WORK/shim-hash.esl"
+"$REPROSIGN" efi siglist --hash "$GRUB" --output "$WORK/grub-hash.esl"
+refuses "shim's hash in dbx" "" "$REPROSIGN" chain --db "$WORK/ms-db.esl" --dbx "$WORK/shim-hash.esl" \
+    "$SHIM" "$GRUB" "$KERNEL"
+refuses "GRUB's hash in MokListX" "" "$REPROSIGN" chain --db "$WORK/ms-db.esl" --mokx "$WORK/grub-hash.esl" \
+    "$SHIM" "$GRUB" "$KERNEL"
+printf 'sbat,1,2030010100\nshim,4\ngrub,6\n' >"$WORK/grub6.level"
+refuses "GRUB below a newer SbatLevel" "" "$REPROSIGN" chain --db "$WORK/ms-db.esl" --sbat-level "$WORK/grub6.level" \
+    "$SHIM" "$GRUB" "$KERNEL"
+cp "$KERNEL" "$WORK/vmlinuz.changed"
+printf '\x01' | dd of="$WORK/vmlinuz.changed" bs=1 seek=4096 conv=notrunc status=none
+refuses "a kernel with one byte changed" "" "$REPROSIGN" chain --db "$WORK/ms-db.esl" "$SHIM" "$GRUB" \
+    "$WORK/vmlinuz.changed"
+refuses "GRUB from db without shim refuses the kernel" "" "$REPROSIGN" chain --db "$WORK/ms-db.esl" "$GRUB" "$KERNEL"
+finish

@@ -1,0 +1,79 @@
+# Boots a whole Secure Boot chain in QEMU + OVMF (TCG): shim as
+# \EFI\BOOT\BOOTX64.EFI, GRUB beside it, a kernel and a busybox initramfs
+# (tests/tools/mkinitramfs.py) that reports over the serial console and
+# powers off. Sourced by the boot matrix tests after lib.sh.
+#
+#   chain_esp NAME SHIM GRUB KERNEL INITRD   builds $WORK/boot-NAME/esp.img
+#   chain_boot NAME VARS                     starts QEMU in the background
+#   chain_result NAME                        waits; prints booted|denied|timeout|exited
+#
+# Every boot is bounded (BOOT_TIMEOUT seconds of wall time) and its serial
+# log is kept in $WORK/boot-NAME/serial.log, shown on a failure.
+BOOT_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
+# A Debian kernel reaches the initramfs in about a minute under TCG on a
+# busy 2-core machine; the bound is generous since only a hung boot waits
+# it out.
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-420}
+
+chain_esp() {
+    local dir=$WORK/boot-$1 cfg
+    mkdir -p "$dir"
+    cfg=$dir/grub.cfg
+    printf 'set timeout=0\nlinux /vmlinuz console=ttyS0 quiet panic=-1\ninitrd /initrd.img\nboot\n' >"$cfg"
+    rm -f "$dir/esp.img"
+    mkfs.vfat -C "$dir/esp.img" 65536 >/dev/null &&
+        mmd -i "$dir/esp.img" ::/EFI ::/EFI/BOOT ::/EFI/debian &&
+        mcopy -i "$dir/esp.img" "$2" ::/EFI/BOOT/BOOTX64.EFI &&
+        mcopy -i "$dir/esp.img" "$3" ::/EFI/BOOT/grubx64.efi &&
+        mcopy -i "$dir/esp.img" "$cfg" ::/EFI/BOOT/grub.cfg &&
+        mcopy -i "$dir/esp.img" "$cfg" ::/EFI/debian/grub.cfg &&
+        mcopy -i "$dir/esp.img" "$4" ::/vmlinuz &&
+        mcopy -i "$dir/esp.img" "$5" ::/initrd.img
+}
+
+chain_boot() {
+    local dir=$WORK/boot-$1
+    cp "$2" "$dir/vars.fd"
+    : >"$dir/serial.log"
+    qemu-system-x86_64 -machine q35,smm=on,accel=tcg -m 768 \
+        -global driver=cfi.pflash01,property=secure,value=on \
+        -drive if=pflash,format=raw,unit=0,readonly=on,file="$BOOT_CODE" \
+        -drive if=pflash,format=raw,unit=1,file="$dir/vars.fd" \
+        -drive if=none,id=esp,format=raw,file="$dir/esp.img" -device virtio-blk-pci,drive=esp \
+        -nodefaults -display none -serial file:"$dir/serial.log" -no-reboot &
+    echo $! >"$dir/pid"
+    date +%s >"$dir/start"
+}
+
+# The refusals each stage prints: shim ("Security Violation", "Access
+# Denied"), GRUB through shim_lock ("bad shim signature"), firmware.
+chain_result() {
+    local dir=$WORK/boot-$1 pid result=timeout deadline=$((SECONDS + BOOT_TIMEOUT))
+    pid=$(cat "$dir/pid")
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        if grep -q "REPROSIGN-DONE" "$dir/serial.log" 2>/dev/null; then result=booted; break; fi
+        if grep -q -a -e "Access Denied" -e "Security Violation" -e "bad shim signature" \
+            -e "you need to load the kernel first" "$dir/serial.log" 2>/dev/null; then result=denied; break; fi
+        kill -0 "$pid" 2>/dev/null || { result=exited; break; }
+        sleep 0.5
+    done
+    echo "$result"
+    echo $(($(date +%s) - $(cat "$dir/start"))) >"$dir/seconds"
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    return 0
+}
+
+# expect_boot NAME booted|denied WHAT [CHAIN-ARGS...]: the boot's verdict,
+# and reprosign chain's verdict on the same inputs, must both be WANT.
+expect_boot() {
+    local name=$1 want=$2 what=$3 got chain=booted; shift 3
+    got=$(chain_result "$name")
+    if [ $# -gt 0 ] && ! "$REPROSIGN" chain "$@" >"$WORK/boot-$name/chain.out" 2>&1; then chain=denied; fi
+    if [ "$got" = "$want" ] && { [ $# -eq 0 ] || [ "$chain" = "$want" ]; }; then
+        pass "$what (boot: $got in $(cat "$WORK/boot-$name/seconds")s, chain: $chain)"
+    else
+        fail "$what: expected $want, boot $got, chain $chain"
+        tail -n 25 "$WORK/boot-$name/serial.log" | tr -d '\r' | sed 's/^/    serial: /'
+        sed 's/^/    chain: /' "$WORK/boot-$name/chain.out" 2>/dev/null
+    fi
+}
