@@ -18,11 +18,11 @@ int rs_fail(rs_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     set_message(err, fmt, ap);
     va_end(ap);
-    err->transient = false;
+    err->transient = 0;
     return -1;
 }
 
-int rs_fail_transient(rs_error *err, const char *fmt, ...)
+int rs_fail_transient(rs_error *err, int why, const char *fmt, ...)
 {
     va_list ap;
 
@@ -31,7 +31,7 @@ int rs_fail_transient(rs_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     set_message(err, fmt, ap);
     va_end(ap);
-    err->transient = true;
+    err->transient = why;
     return -1;
 }
 
@@ -47,7 +47,7 @@ int rs_fail_ssl(rs_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     set_message(err, fmt, ap);
     va_end(ap);
-    err->transient = false;
+    err->transient = 0;
     if (code) {
         size_t used = strlen(err->msg);
         const char *reason = ERR_reason_error_string(code);

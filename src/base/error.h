@@ -10,15 +10,19 @@
 
 typedef struct rs_error {
     char msg[RS_ERROR_MAX];
-    /* The failure may pass by itself (the archive unreachable, a token
-     * unplugged): worth trying again later. Prefixing keeps it. */
-    bool transient;
+    /* The failure may pass by itself: worth trying again later. Prefixing
+     * keeps it. RS_TRANSIENT_IO: the archive unreachable or incomplete;
+     * RS_TRANSIENT_TOKEN: a key's token failed to sign. */
+    int transient;
 } rs_error;
+
+enum { RS_TRANSIENT_IO = 1, RS_TRANSIENT_TOKEN = 2 };
 
 /* Sets the message and returns -1 so callers can `return rs_fail(...)`. */
 int rs_fail(rs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The same for a failure that may pass by itself. */
-int rs_fail_transient(rs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a failure that may pass by itself: why is RS_TRANSIENT_IO
+ * or RS_TRANSIENT_TOKEN. */
+int rs_fail_transient(rs_error *err, int why, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* As rs_fail, appending OpenSSL's most recent reason (and clearing its queue). */
 int rs_fail_ssl(rs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

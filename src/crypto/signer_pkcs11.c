@@ -114,7 +114,7 @@ static int p11_sign_digest(rs_signer *s, const EVP_MD *md, const uint8_t *digest
     rv = token_sign(p, &in, raw, &rawlen);
     if (rv != CKR_OK)
         /* An unplugged or wedged token may come back: try again later. */
-        return rs_fail_transient(err, "token '%s': signing failed: %s", p->token.slot.label,
+        return rs_fail_transient(err, RS_TRANSIENT_TOKEN, "token '%s': signing failed: %s", p->token.slot.label,
                                  sym_p11_kit_strerror(rv));
     if (p->mechanism == CKM_ECDSA)
         return ecdsa_to_der(raw, rawlen, sig, err);

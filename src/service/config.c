@@ -13,7 +13,7 @@
 
 static const char *const known_keys[] = {
     "archive", "archive_keyring", "requests", "requests_signature", "requests_keyring", "keys", "log_key",
-    "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval", "allowed_foreign_sources", "max_age_days", NULL,
+    "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval", "allowed_foreign_sources", "max_age_days", "metrics_file", NULL,
 };
 
 void rs_service_config_free(rs_service_config *c)
@@ -21,7 +21,7 @@ void rs_service_config_free(rs_service_config *c)
     char **strings[] = { &c->archive, &c->archive_keyring, &c->requests, &c->requests_signature,
                          &c->requests_keyring, &c->keys[0].key, &c->keys[0].cert, &c->keys[1].key,
                          &c->keys[1].cert, &c->log_key.key, &c->log_key.cert, &c->allowlist, &c->output,
-                         &c->log_dir, &c->socket };
+                         &c->log_dir, &c->socket, &c->metrics_file };
 
     for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
         free(*strings[i]);
@@ -260,7 +260,8 @@ static int get_fields(const json_t *doc, rs_service_config *c, rs_error *err)
         get_path(doc, "requests_keyring", false, false, &c->requests_keyring, err) < 0 ||
         get_path(doc, "trusted_certs_allowlist", false, false, &c->allowlist, err) < 0 ||
         get_path(doc, "output", true, false, &c->output, err) < 0 ||
-        get_path(doc, "log", false, false, &c->log_dir, err) < 0 || get_keys(doc, c, err) < 0 ||
+        get_path(doc, "log", false, false, &c->log_dir, err) < 0 ||
+        get_path(doc, "metrics_file", false, false, &c->metrics_file, err) < 0 || get_keys(doc, c, err) < 0 ||
         get_suites(doc, c, err) < 0 || get_socket(doc, c, err) < 0 || get_foreign(doc, c, err) < 0)
         return -1;
     if (poll && (!json_is_integer(poll) || json_integer_value(poll) < 1 || json_integer_value(poll) > 86400))

@@ -35,6 +35,7 @@ typedef struct rs_service_config {
     char *allowlist;             /* trusted_certs fingerprints */
     char *output;                /* the upload directory */
     char *log_dir;               /* the exported transparency log; NULL: STATE/log */
+    char *metrics_file;          /* Prometheus text metrics, rewritten every pass; NULL: none */
     char **embargoed_suites;
     size_t n_embargoed_suites;
     char *socket;                /* NULL: no build-time socket */

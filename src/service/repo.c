@@ -339,7 +339,7 @@ static int reachable(const char *path, rs_error *err)
 {
     if (access(path, R_OK) == 0)
         return 0;
-    return rs_fail_transient(err, "%s: %s (the archive is unreachable or incomplete)", path, strerror(errno));
+    return rs_fail_transient(err, RS_TRANSIENT_IO, "%s: %s (the archive is unreachable or incomplete)", path, strerror(errno));
 }
 
 /* The suite's Release, verified when a keyring is set, and fresh. */

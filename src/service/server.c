@@ -19,6 +19,7 @@
 #include "crypto/ossl.h"
 #include "ops/offline.h"
 #include "pipeline/files_json.h"
+#include "service/metrics.h"
 #include "service/proto.h"
 #include "service/socket_policy.h"
 
@@ -120,15 +121,25 @@ static char *serve_request(client *c, rs_frame_reader *rd, const char *msg, size
     uint64_t index = 0;
     char *text = NULL;
     size_t i;
+    struct timespec t0, t1;
+    int rc;
 
-    if (rs_socket_sign(&s->keys, rd, msg, len, &r, &i, &sig, err) == 0 &&
-        !(entry = log_entry(c, &r, s->keys.fingerprints[i], &sig)))
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = rs_socket_sign(&s->keys, rd, msg, len, &r, &i, &sig, err);
+    if (rc < 0 && err->transient == RS_TRANSIENT_TOKEN)
+        rs_metrics_token_error(s->o.metrics);
+    if (rc == 0 && !(entry = log_entry(c, &r, s->keys.fingerprints[i], &sig)))
         rs_fail(err, "out of memory");
     if (entry && rs_translog_append(s->o.log, &entry, 1, &index, err) == 0 &&
         !(text = rs_answer_signed(&sig, index)))
         rs_fail(err, "out of memory");
-    if (text)
+    if (text) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        rs_metrics_signed(s->o.metrics, RS_FACE_SOCKET, (int)i, 1);
+        rs_metrics_latency(s->o.metrics, RS_FACE_SOCKET,
+                           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
         note_signed(c, &r, index);
+    }
     rs_offline_request_free(&r);
     return text;
 }

@@ -20,6 +20,7 @@ typedef struct rs_server_options {
     rs_signer *const *signers;   /* by rs_sig_type; NULL where none is configured */
     size_t n_signers;
     rs_translog *log;
+    struct rs_metrics *metrics;  /* may be NULL */
     rs_note_fn note;
     void *note_ctx;
 } rs_server_options;

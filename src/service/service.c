@@ -23,6 +23,7 @@
 #include "pipeline/sign_template.h"
 #include "pipeline/template.h"
 #include "service/gpgv.h"
+#include "service/metrics.h"
 #include "service/release_meta.h"
 #include "service/repo.h"
 #include "service/state.h"
@@ -43,6 +44,8 @@ struct rs_service {
     rs_signer *owned[3];
     size_t n_owned;
     rs_translog *log;
+    rs_metrics metrics;
+    int64_t last_success;        /* of a whole pass, for the metrics */
 };
 
 #define note(s, ...) rs_notef((s)->note, (s)->note_ctx, NULL, __VA_ARGS__)
@@ -159,6 +162,7 @@ int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, v
         return rs_fail(err, "out of memory");
     }
     s->lock_fd = -1;
+    rs_metrics_init(&s->metrics);
     s->note = note_fn;
     s->note_ctx = note_ctx;
     if (access(db, F_OK) < 0)
@@ -192,6 +196,7 @@ void rs_service_close(rs_service *s)
     rs_service_config_free(&s->cfg);
     if (s->lock_fd >= 0)
         close(s->lock_fd);
+    rs_metrics_destroy(&s->metrics);
     free(s->dir);
     free(s);
 }
@@ -563,11 +568,30 @@ static void note_signatures(rs_service *s, const rs_state_row *row, const json_t
     }
 }
 
+static void count_signatures(rs_service *s, const json_t *entries, const struct timespec *started)
+{
+    struct timespec now;
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(entries, i, e) {
+        const char *type = json_string_value(json_object_get(e, "sig_type"));
+
+        rs_metrics_signed(&s->metrics, RS_FACE_ARCHIVE, type && !strcmp(type, "efi") ? SIG_EFI : SIG_LINUX_MODULE, 1);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    rs_metrics_latency(&s->metrics, RS_FACE_ARCHIVE,
+                       (double)(now.tv_sec - started->tv_sec) + (double)(now.tv_nsec - started->tv_nsec) / 1e9);
+}
+
 static int sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
 {
     _cleanup_(stage_free) stage g;
     _cleanup_free_ char *manifest = NULL, *outputs_text = NULL, *entries_text = NULL;
     json_auto_t *entries = NULL, *outputs = NULL;
+    struct timespec started;
+
+    clock_gettime(CLOCK_MONOTONIC, &started);
     if (stage_paths(s, row->req.id, &g, err) < 0)
         return -1;
     /* Whatever an interrupted attempt left is redone from the start. */
@@ -590,6 +614,7 @@ static int sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
         rs_state_set_signed(s->state, row->req.id, row->req.embargoed, outputs_text, entries_text, err) < 0)
         return -1;
     rs_remove_tree(g.work);
+    count_signatures(s, entries, &started);
     note_signatures(s, row, entries);
     note(s, "%s: signed%s", row->req.id, row->req.embargoed ? " and held (embargoed)" : "");
     return 0;
@@ -758,6 +783,8 @@ static int fail_request(rs_service *s, const rs_state_row *row, const rs_error *
     /* A failed request leaves nothing in staging. */
     if (stage_paths(s, row->req.id, &g, err) == 0)
         rs_remove_tree(g.dir);
+    if (why->transient == RS_TRANSIENT_TOKEN)
+        rs_metrics_token_error(&s->metrics);
     if (why->transient)
         failed->transient++;
     else
@@ -812,7 +839,7 @@ static int publish_signed(rs_service *s, rs_error *err)
     return rc;
 }
 
-int rs_service_pass(rs_service *s, rs_pass_failures *failed, rs_error *err)
+static int pass(rs_service *s, rs_pass_failures *failed, rs_error *err)
 {
     struct stat st;
     size_t due = 0;
@@ -832,29 +859,60 @@ int rs_service_pass(rs_service *s, rs_pass_failures *failed, rs_error *err)
     return rs_translog_checkpoint(s->log, err);
 }
 
-/* systemctl status shows this line: what waits and what failed. */
-static void notify_status(rs_service *s, const char *prefix)
+/* Requests by status; false when the state cannot be read. */
+static bool count_states(rs_service *s, size_t count[RS_REQ_FAILED + 1])
 {
-    size_t count[RS_REQ_FAILED + 1] = { 0 };
     rs_state_row *rows = NULL;
     size_t n = 0;
     rs_error ignored;
-    char line[256];
 
+    memset(count, 0, (RS_REQ_FAILED + 1) * sizeof(size_t));
     if (rs_state_list(s->state, -1, &rows, &n, &ignored) < 0)
-        return;
+        return false;
     for (size_t i = 0; i < n; i++)
         if ((size_t)rows[i].status <= RS_REQ_FAILED)
             count[rows[i].status]++;
     rs_state_rows_free(rows, n);
+    return true;
+}
+
+/* systemctl status shows this line: what waits and what failed. */
+static void notify_status(rs_service *s, const char *prefix)
+{
+    size_t count[RS_REQ_FAILED + 1];
+    char line[256];
+
+    if (!count_states(s, count))
+        return;
     snprintf(line, sizeof(line), "%sSTATUS=%zu pending, %zu held, %zu failed, %zu published", prefix ? prefix : "",
              count[RS_REQ_PENDING], count[RS_REQ_HELD], count[RS_REQ_FAILED], count[RS_REQ_PUBLISHED]);
     rs_daemon_notify(line);
 }
 
+static void write_metrics(rs_service *s)
+{
+    rs_metrics_state st = { .log_entries = s->log ? rs_translog_size(s->log) : 0, .last_success = s->last_success };
+    rs_error err;
+
+    if (!s->cfg.metrics_file || !count_states(s, st.by_state))
+        return;
+    if (rs_metrics_write(&s->metrics, &st, s->cfg.metrics_file, &err) < 0)
+        rs_notef(s->note, s->note_ctx, &(rs_log_fields){ .priority = LOG_WARNING }, "metrics: %s", err.msg);
+}
+
+int rs_service_pass(rs_service *s, rs_pass_failures *failed, rs_error *err)
+{
+    int rc = pass(s, failed, err);
+
+    if (rc == 0)
+        s->last_success = (int64_t)time(NULL);
+    write_metrics(s);
+    return rc;
+}
+
 int rs_service_serve(rs_service *s, volatile sig_atomic_t *stop, rs_error *err)
 {
-    rs_server_options o = { &s->cfg, s->by_type, 2, s->log, s->note, s->note_ctx };
+    rs_server_options o = { &s->cfg, s->by_type, 2, s->log, &s->metrics, s->note, s->note_ctx };
     rs_server *server = NULL;
 
     /* Half the watchdog's period, in 100 ms ticks, at least one. */

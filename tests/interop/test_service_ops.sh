@@ -6,11 +6,12 @@
 . "$TESTS_DIR/lib.sh"
 need_fixtures shim
 . "$TESTS_DIR/interop/service_lib.sh"
-need_tool dpkg-source; need_tool python3
+need_tool dpkg-source; need_tool python3; need_tool promtool
+mkdir -p "$WORK/metrics"
 
 repo=$WORK/repo
 make_repo "$repo"
-write_config ops "$repo" ', "embargoed_suites": ["bookworm-embargoed"]'
+write_config ops "$repo" ', "embargoed_suites": ["bookworm-embargoed"], "metrics_file": "'"$WORK"'/metrics/reprosign.prom"'
 write_requests "$WORK/ops-requests.json" true
 rmdir "$WORK/ops-out"
 state=$WORK/state
@@ -55,6 +56,15 @@ db.execute(\"UPDATE requests SET retry_at = 1 WHERE failure = 'transient'\"); db
 check "when its retry time has come, a pass signs and publishes it by itself" bash -c "
     '$REPROSIGN' service run --state '$state' --once 2>/dev/null; [ -d '$WORK/ops-out/$id1' ]"
 check "... and status shows it published" test "$(status_of "$state" "$id1")" = published
+prom=$WORK/metrics/reprosign.prom
+check "the metrics file passes promtool check metrics" bash -c "promtool check metrics <'$prom'"
+check "... readable by node_exporter (0644)" test "$(stat -c %a "$prom")" = 644
+check "... counts the requests by state" grep -qx 'reprosign_requests{state="published"} 1' "$prom"
+check "... and the archive face's signatures by key and sig_type (two requests, two files each)" \
+    grep -qx 'reprosign_signatures_total{face="archive",key="efi",sig_type="efi"} 4' "$prom"
+check "... has the signing latency histogram" grep -q '^reprosign_signing_duration_seconds_count{face="archive"} 2$' "$prom"
+check "... the log's size and the last good pass" bash -c "
+    grep -qx 'reprosign_log_entries 2' '$prom' && grep -qE '^reprosign_last_success_timestamp_seconds [1-9][0-9]+$' '$prom'"
 
 # ---- a refusal: a .deb that does not match its index ----
 cp "$repo/pool/main/s/$(basename "$unsigned_deb")" "$WORK/unsigned.good"
