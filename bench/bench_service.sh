@@ -23,7 +23,7 @@ openssl req -new -x509 -newkey rsa:2048 -nodes -sha256 -days 30 -subj "/CN=bench
     -keyout "$work/k.pem" -out "$work/c.pem" 2>/dev/null
 mkdir -p "$work/out"
 cat >"$work/config.json" <<JSON
-{"archive": "$work/none", "requests": "$work/none.json", "output": "$work/out", "log": "$work/log",
+{"archive": "$work/none", "requests": "$work/none.json", "allow_unsigned_archive": true, "output": "$work/out", "log": "$work/log",
  "keys": {"efi": {"key": "$work/k.pem", "cert": "$work/c.pem"}},
  "socket": {"path": "$work/s", "allow_uids": [$(id -u)]}, "poll_interval": 3600}
 JSON

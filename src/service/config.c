@@ -13,7 +13,7 @@
 
 static const char *const known_keys[] = {
     "archive", "archive_keyring", "requests", "requests_signature", "requests_keyring", "keys", "log_key",
-    "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval", "allowed_foreign_sources", "max_age_days", "metrics_file", NULL,
+    "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval", "allowed_foreign_sources", "max_age_days", "metrics_file", "allow_unsigned_archive", NULL,
 };
 
 void rs_service_config_free(rs_service_config *c)
@@ -252,6 +252,7 @@ static int check_names(const json_t *doc, rs_error *err)
 static int get_fields(const json_t *doc, rs_service_config *c, rs_error *err)
 {
     const json_t *poll = json_object_get(doc, "poll_interval"), *age = json_object_get(doc, "max_age_days");
+    const json_t *unsigned_ok = json_object_get(doc, "allow_unsigned_archive");
 
     if (check_names(doc, err) < 0 || get_path(doc, "archive", true, false, &c->archive, err) < 0 ||
         get_path(doc, "archive_keyring", false, false, &c->archive_keyring, err) < 0 ||
@@ -272,6 +273,16 @@ static int get_fields(const json_t *doc, rs_service_config *c, rs_error *err)
     /* dak re-signs Release daily and exports requests at every run: a
      * month is far past any honest delay, and bounds a replay. */
     c->max_age_days = age ? (unsigned)json_integer_value(age) : 30;
+    if (unsigned_ok && !json_is_boolean(unsigned_ok))
+        return rs_fail(err, "\"allow_unsigned_archive\" must be true or false");
+    c->allow_unsigned_archive = json_is_true(unsigned_ok);
+    /* Unsigned inputs are how the key can be made to sign an attacker's
+     * binary: refused unless the configuration says so in so many words. */
+    if (!c->allow_unsigned_archive && (!c->archive_keyring || !c->requests_keyring))
+        return rs_fail(err, "\"%s\" is not set, so %s would be accepted unsigned; set it, or set "
+                            "\"allow_unsigned_archive\": true (never in production)",
+                       !c->archive_keyring ? "archive_keyring" : "requests_keyring",
+                       !c->archive_keyring ? "the archive's Release files" : "requests.json");
     if (c->requests_keyring && !c->requests_signature && asprintf(&c->requests_signature, "%s.sig", c->requests) < 0) {
         c->requests_signature = NULL;
         return rs_fail(err, "out of memory");

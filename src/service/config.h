@@ -47,6 +47,7 @@ typedef struct rs_service_config {
     bool socket_group_set;
     unsigned poll_interval;      /* seconds between looks at requests.json */
     unsigned max_age_days;       /* older signed requests and Release files are refused */
+    bool allow_unsigned_archive; /* accept Release and requests.json without keyrings (not for production) */
     rs_foreign_rule *foreign;    /* "allowed_foreign_sources" */
     size_t n_foreign;
 } rs_service_config;

@@ -242,6 +242,10 @@ int rs_service_load_keys(rs_service *s, rs_error *err)
         return rs_fail(err, "the efi and linux-module keys are one key; give each sig_type its own key");
     s->log_signer = opened[2] ? opened[2] : opened[0] ? opened[0] : opened[1];
     rs_p11_pin_scrub_env();
+    if (s->cfg.allow_unsigned_archive)
+        rs_notef(s->note, s->note_ctx, &(rs_log_fields){ .priority = LOG_WARNING },
+                 "allow_unsigned_archive is set: unsigned Release files and requests are accepted; "
+                 "never run so in production");
     if (!s->log_signer)
         return rs_fail(err, "no keys are configured");
     return rs_translog_open(dir, s->log_signer, true, &s->log, err);

@@ -364,7 +364,7 @@ seed("release-nul.txt", 1, head.encode() + b"SHA256:\n \0\n")
 
 # The service configuration: bench/bench_service.sh's, one with every
 # setting, then ones it must refuse.
-seed("config-bench.json", 3, """{"archive": "/srv/reprosign/none", "requests": "/srv/reprosign/none.json", "output": "/srv/reprosign/out", "log": "/srv/reprosign/log",
+seed("config-bench.json", 3, """{"archive": "/srv/reprosign/none", "requests": "/srv/reprosign/none.json", "allow_unsigned_archive": true, "output": "/srv/reprosign/out", "log": "/srv/reprosign/log",
  "keys": {"efi": {"key": "/srv/reprosign/k.pem", "cert": "/srv/reprosign/c.pem"}},
  "socket": {"path": "/srv/reprosign/s", "allow_uids": [1000]}, "poll_interval": 3600}
 """)
@@ -385,7 +385,7 @@ seed("config-full.json", 3, """{
   "poll_interval": 60
 }
 """)
-seed("config-minimal.json", 3, '{"archive": "/a", "requests": "/r", "output": "/o", "keys": {"linux-module": {"key": "/k", "cert": "/c"}}, "requests_keyring": "/k.gpg"}\n')
+seed("config-minimal.json", 3, '{"archive": "/a", "requests": "/r", "output": "/o", "keys": {"linux-module": {"key": "/k", "cert": "/c"}}, "requests_keyring": "/k.gpg", "archive_keyring": "/a.gpg"}\n')
 seed("config-bad.json", 3, '{"archive": "srv/relative", "requests": "/r", "output": "/o", "keys": {"efi": {"key": "/k", "cert": "/c", "x": 1}, "pe": {}},'
      ' "socket": {"path": "/s", "allow_uids": [-1, 4294967295]}, "poll_interval": 0, "embargoed_suites": [1]}\n')
 seed("config-unknown.json", 3, '{"archive": "/a", "requests": "/r", "output": "/o", "keys": {}, "secret": "/etc/shadow"}\n')

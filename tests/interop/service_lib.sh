@@ -43,7 +43,8 @@ make_repo() {
 index_repo() {
     (cd "$1" && apt-ftparchive packages pool >dists/bookworm/main/binary-amd64/Packages 2>/dev/null &&
         apt-ftparchive -o APT::FTPArchive::Release::Suite=bookworm -o APT::FTPArchive::Release::Codename=bookworm \
-            release dists/bookworm >"$WORK/Release.tmp" && mv "$WORK/Release.tmp" dists/bookworm/Release)
+            release dists/bookworm >"$WORK/Release.tmp" && mv "$WORK/Release.tmp" dists/bookworm/Release &&
+        gpg --batch --quiet --yes --detach-sign -o dists/bookworm/Release.gpg dists/bookworm/Release)
 }
 
 export GNUPGHOME=$WORK/gnupg
@@ -74,6 +75,7 @@ write_config() {
   "archive": "$repo",
   "requests": "$WORK/$name-requests.json",
   "requests_keyring": "$WORK/archive.gpg",
+  "archive_keyring": "$WORK/archive.gpg",
   "keys": {"efi": {"key": "$WORK/db.key", "cert": "$WORK/db.crt"}},
   "output": "$WORK/$name-out",
   "log": "$WORK/$name-log"$extra

@@ -60,7 +60,7 @@ emb=$repo/dists/bookworm-embargoed
 mkdir -p "$emb" && cp -r "$repo/dists/bookworm/main" "$emb/"
 (cd "$repo" && apt-ftparchive -o APT::FTPArchive::Release::Suite=bookworm-embargoed \
     -o APT::FTPArchive::Release::Codename=bookworm-embargoed release dists/bookworm-embargoed >"$WORK/R" &&
-    mv "$WORK/R" "$emb/Release")
+    mv "$WORK/R" "$emb/Release" && gpg --batch --quiet --yes --detach-sign -o "$emb/Release.gpg" "$emb/Release")
 ln -s bookworm-embargoed "$repo/dists/stable-embargoed"
 cat >"$WORK/alias-requests.json" <<JSON
 {"packages": [
@@ -74,6 +74,8 @@ svc run --state "$WORK/alias-state" --once >/dev/null 2>&1
 check "a request through the alias stable-embargoed is held, not published" \
     test "$(status_of "$WORK/alias-state" "$id1")" = held
 check "... and nothing is in the output" test -z "$(ls -A "$WORK/alias-out")"
+check "... though its Release verified and it was signed (held, not failed)" bash -c "
+    '$REPROSIGN' service status --state '$WORK/alias-state' --json | grep -q '\"status\": *\"held\"'"
 
 # ---- private state ----
 mkdir -m 755 "$WORK/open-state"

@@ -89,6 +89,16 @@ check "... pending" test "$(status_of "$WORK/refused-state" "$id1")" = pending
 svc run --state "$WORK/refused-state" --once 2>/dev/null
 check "... and the next pass publishes them" test "$(status_of "$WORK/refused-state" "$id1")" = published
 
+# ---- unsigned inputs only when the configuration says so ----
+sed '/"archive_keyring"/d' "$WORK/ops.json" >"$WORK/unsigned.json"
+refuses "a configuration without archive_keyring is refused" "$WORK/unsigned-state/state.db" \
+    "$REPROSIGN" service init --state "$WORK/unsigned-state" --config "$WORK/unsigned.json"
+check "... naming the setting and the way out" grep -q 'archive_keyring.*allow_unsigned_archive' "$WORK/.err"
+sed 's/^{$/{ "allow_unsigned_archive": true,/' "$WORK/unsigned.json" >"$WORK/allowed.json"
+svc init --state "$WORK/allowed-state" --config "$WORK/allowed.json"
+svc run --state "$WORK/allowed-state" --once 2>"$WORK/allowed.err"
+check "with allow_unsigned_archive, run warns at start" grep -q 'allow_unsigned_archive is set' "$WORK/allowed.err"
+
 # ---- release says where it went ----
 check "release prints what it released and where" bash -c "
     '$REPROSIGN' service release --state '$state' '$id2' | grep -qx '$id2: released and published to $WORK/ops-out/$id2'"

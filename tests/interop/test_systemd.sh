@@ -34,6 +34,7 @@ cat >"$WORK/config.json" <<JSON
   "// ": "a comment member is allowed",
   "archive": "$WORK/no-archive",
   "requests": "$WORK/no-requests.json",
+  "allow_unsigned_archive": true,
   "keys": {"efi": {"key": "$WORK/db.key", "cert": "$WORK/db.crt"}},
   "output": "$WORK/out",
   "log": "$WORK/log",
