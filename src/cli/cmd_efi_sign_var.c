@@ -1,6 +1,7 @@
 /* reprosign efi sign-var */
 
 #include "cli/cli.h"
+#include "cli/signer_args.h"
 #include "cli/efi_common.h"
 #include "uefi/authvar.h"
 #include "uefi/esl.h"
@@ -9,7 +10,7 @@
 static int signvar_run(int argc, char **argv);
 
 static const struct option signvar_longopts[] = {
-    { "name", required_argument, NULL, 'n' },      { "key", required_argument, NULL, 'k' },
+    { "name", required_argument, NULL, 'n' },      { "key", required_argument, NULL, 'k' }, { "pass", required_argument, NULL, 'W' },
     { "cert", required_argument, NULL, 'c' },      { "append", no_argument, NULL, 'a' },
     { "timestamp", required_argument, NULL, 't' }, { "output", required_argument, NULL, 'o' },
     { "help", no_argument, NULL, 'h' },            { 0 },
@@ -17,7 +18,7 @@ static const struct option signvar_longopts[] = {
 
 const rs_command cmd_efi_sign_var = {
     .name = "efi sign-var",
-    .usage = "efi sign-var --name PK|KEK|db|dbx --key KEY --cert CERT [--append] [--timestamp T]\n"
+    .usage = "efi sign-var --name PK|KEK|db|dbx --key KEY [--pass SPEC] --cert CERT [--append] [--timestamp T]\n"
              "             ESL --output AUTH\n\n"
              "Writes a time-based authenticated update (EFI_VARIABLE_AUTHENTICATION_2 followed\n"
              "by the list) for SetVariable: PK signed by PK, KEK by PK, db and dbx by a KEK.\n"
@@ -57,6 +58,10 @@ static int signvar_run(int argc, char **argv)
         switch (c) {
         case 'n': name = optarg; break;
         case 'k': key = optarg; break;
+        case 'W':
+            if (cli_set_pass(&cmd_efi_sign_var, optarg) != 0)
+                return EXIT_USAGE;
+            break;
         case 'c': cert = optarg; break;
         case 'a': append = true; break;
         case 't': ts = optarg; break;

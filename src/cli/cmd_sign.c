@@ -13,7 +13,7 @@
 static int run(int argc, char **argv);
 
 static const struct option sign_longopts[] = {
-    { "key", required_argument, NULL, 'k' },       { "cert", required_argument, NULL, 'c' },
+    { "key", required_argument, NULL, 'k' }, { "pass", required_argument, NULL, 'W' },       { "cert", required_argument, NULL, 'c' },
     { "hash", required_argument, NULL, 'H' },      { "detached", no_argument, NULL, 'd' },
     { "output", required_argument, NULL, 'o' },    { "no-signing-time", no_argument, NULL, 'T' },
     { "addcert", required_argument, NULL, 'a' },   { "keyid", no_argument, NULL, 'K' },
@@ -26,8 +26,9 @@ static const struct option sign_longopts[] = {
 const rs_command cmd_sign = {
     .name = "sign",
     .summary = "sign an EFI image or a kernel module",
-    .usage = "sign --key KEY --cert CERT [--hash sha256|sha384|sha512] [--detached]\n"
-             "                      [--keyid] [--no-signing-time] [--addcert CERTS] [--output OUT] FILE\n"
+    .usage = "sign --key KEY [--pass file:PATH|env:VAR] --cert CERT [--hash sha256|sha384|sha512]\n"
+             "                      [--detached] [--keyid] [--no-signing-time] [--addcert CERTS]\n"
+             "                      [--output OUT] FILE\n"
              "       reprosign sign --prepare-offline --cert CERT [options] --output REQ FILE\n"
              "       reprosign sign --finish REQ --signature SIGVALUE [--cert CERT] [--detached]\n"
              "                      [--output OUT] [FILE]\n"
@@ -46,7 +47,10 @@ const rs_command cmd_sign = {
              "given FILE, the signed file. The result equals one-step signing with the\n"
              "same key and SOURCE_DATE_EPOCH byte for byte.\n\n"
              "--via has the signing service's socket sign instead of a local key: only the\n"
-             "request goes over the socket, and the output is the same as with --key.",
+             "request goes over the socket, and the output is the same as with --key.\n\n"
+             "An encrypted key file (PKCS#8 or traditional PEM) takes its passphrase from\n"
+             "--pass file:PATH or env:VAR, else KBUILD_SIGN_PIN (as sign-file), else a\n"
+             "prompt on the terminal; never from the command line.",
     .run = run,
     .options = sign_longopts,
 };
@@ -147,6 +151,10 @@ static int parse(int argc, char **argv, sign_args *a)
     while ((c = cli_getopt(&cmd_sign, argc, argv, "k:c:H:do:Ta:KPF:S:V:h", sign_longopts)) != -1) {
         switch (c) {
         case 'k': a->key = optarg; break;
+        case 'W':
+            if (cli_set_pass(&cmd_sign, optarg) != 0)
+                return EXIT_USAGE;
+            break;
         case 'c': a->cert = optarg; break;
         case 'H': a->hash = optarg; break;
         case 'd': a->detached = true; break;

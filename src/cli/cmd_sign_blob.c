@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/signer_args.h"
 #include "crypto/ossl.h"
 #include "ops/offline.h"
 #include "service/proto.h"
@@ -12,7 +13,7 @@ static int run(int argc, char **argv);
 const rs_command cmd_sign_blob = {
     .name = "sign-blob",
     .summary = "offline signing: sign the digest in a request made by 'sign --prepare-offline'",
-    .usage = "sign-blob REQ (--key KEY [--cert CERT] | --via SOCKET) --output SIGVALUE\n\n"
+    .usage = "sign-blob REQ (--key KEY [--pass SPEC] [--cert CERT] | --via SOCKET) --output SIGVALUE\n\n"
              "Runs on the offline machine. Checks the request (it must describe a\n"
              "signature this tool would build), checks that KEY belongs to the request's\n"
              "certificate, signs the one digest in it and writes the raw signature value,\n"
@@ -43,7 +44,7 @@ static int sign_via(const rs_offline_request *req, const char *socket, rs_bytes 
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "key", required_argument, NULL, 'k' },
+        { "key", required_argument, NULL, 'k' }, { "pass", required_argument, NULL, 'W' },
         { "cert", required_argument, NULL, 'c' },
         { "via", required_argument, NULL, 'V' },
         { "output", required_argument, NULL, 'o' },
@@ -59,6 +60,10 @@ static int run(int argc, char **argv)
     while ((c = cli_getopt(&cmd_sign_blob, argc, argv, "k:c:V:o:h", longopts)) != -1) {
         switch (c) {
         case 'k': key = optarg; break;
+        case 'W':
+            if (cli_set_pass(&cmd_sign_blob, optarg) != 0)
+                return EXIT_USAGE;
+            break;
         case 'c': cert = optarg; break;
         case 'V': via = optarg; break;
         case 'o': output = optarg; break;

@@ -13,7 +13,7 @@ static int run(int argc, char **argv);
 
 static const struct option longopts[] = {
     { "packages", required_argument, NULL, 'p' },
-    { "key", required_argument, NULL, 'k' },
+    { "key", required_argument, NULL, 'k' }, { "pass", required_argument, NULL, 'W' },
     { "cert", required_argument, NULL, 'c' },
     { "via", required_argument, NULL, 'V' },
     { "output", required_argument, NULL, 'o' },
@@ -29,7 +29,7 @@ static const struct option longopts[] = {
 const rs_command cmd_sign_template = {
     .name = "sign-template",
     .summary = "sign what a Debian signing template lists; make the -signed source package",
-    .usage = "sign-template TEMPLATE --packages DIR (--key KEY | --via SOCKET) --cert CERT\n"
+    .usage = "sign-template TEMPLATE --packages DIR (--key KEY [--pass SPEC] | --via SOCKET) --cert CERT\n"
              "                      --output OUTDIR [--trusted-cert-allowlist FILE] [--jobs N]\n"
              "                      [--hash ALG] [--no-signing-time] [--quiet]\n\n"
              "TEMPLATE is a template .deb, an unpacked template, or a files.json. DIR holds the\n"
@@ -81,6 +81,10 @@ static int run(int argc, char **argv)
         switch (c) {
         case 'p': o.packages_dir = optarg; break;
         case 'k': key = optarg; break;
+        case 'W':
+            if (cli_set_pass(&cmd_sign_template, optarg) != 0)
+                return EXIT_USAGE;
+            break;
         case 'c': cert = optarg; break;
         case 'V': via = optarg; break;
         case 'o': o.output_dir = optarg; break;

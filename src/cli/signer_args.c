@@ -1,6 +1,8 @@
 #include "cli/signer_args.h"
 
+#include "cli/cli.h"
 #include "crypto/ossl.h"
+#include "crypto/passphrase.h"
 #include "service/remote_signer.h"
 
 int cli_signer_open(cli_signer *s, const char *key, const char *via, const char *cert, const char *addcert,
@@ -25,4 +27,11 @@ void cli_signer_close(cli_signer *s)
     rs_x509p(&s->cert);
     rs_x509_stackp(&s->chain);
     *s = (cli_signer){ 0 };
+}
+
+int cli_set_pass(const struct rs_command *cmd, const char *spec)
+{
+    rs_error err;
+
+    return rs_passphrase_set_source(spec, &err) < 0 ? cli_usage(cmd, "%s", err.msg) : 0;
 }

@@ -17,4 +17,9 @@ int cli_signer_open(cli_signer *s, const char *key, const char *via, const char 
                     rs_error *err);
 void cli_signer_close(cli_signer *s);
 
+/* --pass SPEC for an encrypted key file (crypto/passphrase.h): 0, or a
+ * usage error's exit status. */
+struct rs_command;
+int cli_set_pass(const struct rs_command *cmd, const char *spec);
+
 #endif

@@ -18,12 +18,12 @@ void rs_p11_pin_wipe(rs_p11_pin *pin)
     OPENSSL_cleanse(pin, sizeof(*pin));
 }
 
-static int pin_set(rs_p11_pin *pin, const char *value, const char *from, rs_error *err)
+int rs_secret_set(rs_p11_pin *pin, const char *value, const char *from, rs_error *err)
 {
     size_t len = strlen(value);
 
     if (len >= sizeof(pin->value))
-        return rs_fail(err, "the PIN from %s is longer than %d bytes", from, RS_P11_PIN_MAX - 1);
+        return rs_fail(err, "the secret from %s is longer than %d bytes", from, RS_P11_PIN_MAX - 1);
     memcpy(pin->value, value, len);
     pin->len = len;
     return 0;
@@ -67,25 +67,30 @@ static const char *pin_file_path(const char *source)
     return source[0] == '/' ? source : NULL;
 }
 
-static int pin_from_file(const char *source, rs_p11_pin *pin, rs_error *err)
+int rs_secret_from_file(const char *path, rs_p11_pin *pin, rs_error *err)
 {
-    const char *path = pin_file_path(source);
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n;
 
-    if (!path || !*path)
-        return rs_fail(err, "pin-source '%s': only file: sources are supported", source);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return rs_fail(err, "pin-source %s: %s", path, strerror(errno));
+        return rs_fail(err, "%s: %s", path, strerror(errno));
     n = read_all(fd, pin->value, sizeof(pin->value));
     if (n < 0)
-        return rs_fail(err, "pin-source %s: %s", path, strerror(errno));
+        return rs_fail(err, "%s: %s", path, strerror(errno));
     if ((size_t)n == sizeof(pin->value))
-        return rs_fail(err, "pin-source %s: longer than a PIN can be", path);
+        return rs_fail(err, "%s: longer than %d bytes", path, RS_P11_PIN_MAX - 1);
     pin->len = (size_t)n;
     strip_newline(pin);
     return 0;
+}
+
+static int pin_from_file(const char *source, rs_p11_pin *pin, rs_error *err)
+{
+    const char *path = pin_file_path(source);
+
+    if (!path || !*path)
+        return rs_fail(err, "pin-source '%s': only file: sources are supported", source);
+    return rs_secret_from_file(path, pin, err) < 0 ? rs_error_prefix(err, "pin-source") : 0;
 }
 
 static int read_line_noecho(int tty, rs_p11_pin *pin, rs_error *err)
@@ -113,26 +118,32 @@ static int read_line_noecho(int tty, rs_p11_pin *pin, rs_error *err)
     ended = n == 1 && c == '\n';
     OPENSSL_cleanse(&c, sizeof(c));
     if (n != 1)
-        return rs_fail(err, "no PIN was entered");
+        return rs_fail(err, "nothing was entered");
     if (!ended)
-        return rs_fail(err, "the PIN entered is longer than %d bytes", RS_P11_PIN_MAX - 1);
+        return rs_fail(err, "what was entered is longer than %d bytes", RS_P11_PIN_MAX - 1);
     strip_newline(pin);
     return 0;
 }
 
-static int pin_from_tty(const char *token, rs_p11_pin *pin, rs_error *err)
+int rs_secret_from_tty(const char *prompt, const char *hint, rs_p11_pin *pin, rs_error *err)
 {
     _cleanup_close_ int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    _cleanup_free_ char *prompt = NULL;
 
     if (tty < 0)
-        return rs_fail(err, "token '%s' needs a PIN: set %s, add pin-source=file:PATH to the URI, "
-                            "or run on a terminal", token, RS_P11_PIN_ENV);
-    if (asprintf(&prompt, "PIN for token '%s': ", token) < 0)
-        return rs_fail(err, "out of memory");
+        return rs_fail(err, "%s", hint);
     if (write(tty, prompt, strlen(prompt)) < 0)
         return rs_fail(err, "/dev/tty: %s", strerror(errno));
     return read_line_noecho(tty, pin, err);
+}
+
+static int pin_from_tty(const char *token, rs_p11_pin *pin, rs_error *err)
+{
+    char prompt[300], hint[400];
+
+    snprintf(prompt, sizeof(prompt), "PIN for token '%s': ", token);
+    snprintf(hint, sizeof(hint), "token '%s' needs a PIN: set %s, add pin-source=file:PATH to the URI, "
+                                 "or run on a terminal", token, RS_P11_PIN_ENV);
+    return rs_secret_from_tty(prompt, hint, pin, err);
 }
 
 void rs_p11_pin_scrub_env(void)
@@ -152,10 +163,10 @@ int rs_p11_pin_get(P11KitUri *uri, const char *token, rs_p11_pin *pin, rs_error 
 
     *pin = (rs_p11_pin){ 0 };
     if (value)
-        return pin_set(pin, value, "the URI", err);
+        return rs_secret_set(pin, value, "the URI", err);
     if (source)
         return pin_from_file(source, pin, err);
     if (env)
-        return pin_set(pin, env, RS_P11_PIN_ENV, err);
+        return rs_secret_set(pin, env, RS_P11_PIN_ENV, err);
     return pin_from_tty(token, pin, err);
 }

@@ -23,6 +23,13 @@ typedef struct rs_p11_pin {
 /* Gets the PIN for the token labelled `token` (used in the prompt). */
 int rs_p11_pin_get(P11KitUri *uri, const char *token, rs_p11_pin *pin, rs_error *err);
 void rs_p11_pin_wipe(rs_p11_pin *pin);
+/* Shared with key-file passphrases (crypto/passphrase.h): a secret from
+ * a string, from a file (one line; its ending dropped), or typed on the
+ * terminal with echo off after prompt (hint: what to do without one). */
+int rs_secret_set(rs_p11_pin *out, const char *value, const char *from, rs_error *err);
+int rs_secret_from_file(const char *path, rs_p11_pin *out, rs_error *err);
+int rs_secret_from_tty(const char *prompt, const char *hint, rs_p11_pin *out, rs_error *err);
+
 /* Once every key is open: wipes REPROSIGN_PKCS11_PIN's value in place
  * (so /proc/PID/environ no longer shows it either) and unsets it. */
 void rs_p11_pin_scrub_env(void);

@@ -11,6 +11,7 @@
 
 #include "base/file.h"
 #include "crypto/ossl.h"
+#include "crypto/passphrase.h"
 #include "crypto/signer.h"
 
 #define MAX_KEY_FILE (1024 * 1024)
@@ -151,20 +152,61 @@ static EVP_PKEY *decode_named_pem(const rs_bytes *buf, bool *tried)
     return key;
 }
 
-static EVP_PKEY *decode_key(const rs_bytes *buf)
+/* An encrypted key: PKCS#8's "ENCRYPTED PRIVATE KEY", or a traditional
+ * PEM block with "Proc-Type: 4,ENCRYPTED". */
+static bool is_encrypted(const rs_bytes *buf)
+{
+    return memmem(buf->data, buf->len, "-----BEGIN ENCRYPTED PRIVATE KEY-----", 37) ||
+           memmem(buf->data, buf->len, "Proc-Type: 4,ENCRYPTED", 22);
+}
+
+/* OpenSSL's callback, handing over the passphrase asked for once. */
+static int give_passphrase(char *buf, int size, int rwflag, void *u)
+{
+    const rs_p11_pin *pass = u;
+
+    (void)rwflag;
+    if (pass->len > (size_t)size)
+        return -1;
+    memcpy(buf, pass->value, pass->len);
+    return (int)pass->len;
+}
+
+static EVP_PKEY *decode_encrypted(const rs_bytes *buf, const char *path, rs_error *err)
+{
+    _cleanup_(rs_biop) BIO *bio = BIO_new_mem_buf(buf->data, (int)buf->len);
+    _cleanup_pin_ rs_p11_pin pass = { 0 };
+    EVP_PKEY *key;
+
+    if (!bio) {
+        rs_fail(err, "out of memory");
+        return NULL;
+    }
+    if (rs_passphrase_get(path, &pass, err) < 0) {
+        rs_error_prefix(err, "%s", path);
+        return NULL;
+    }
+    if (!(key = PEM_read_bio_PrivateKey(bio, NULL, give_passphrase, &pass)))
+        rs_fail_ssl(err, "%s: cannot decrypt the private key (wrong passphrase?)", path);
+    return key;
+}
+
+static EVP_PKEY *decode_key(const rs_bytes *buf, const char *path, rs_error *err)
 {
     _cleanup_(rs_biop) BIO *bio = NULL;
     EVP_PKEY *key;
     const unsigned char *p = buf->data;
     bool tried;
 
+    if (is_encrypted(buf))
+        return decode_encrypted(buf, path, err);
     key = decode_named_pem(buf, &tried);
     if (key || tried)
         return key;
     if (!(bio = BIO_new_mem_buf(buf->data, (int)buf->len)))
         return NULL;
-    /* An empty passphrase callback: an encrypted key fails instead of
-     * prompting on a terminal that may not exist. */
+    /* Not encrypted (is_encrypted): an empty passphrase callback, so
+     * nothing ever prompts here. */
     key = PEM_read_bio_PrivateKey(bio, NULL, NULL, (void *)"");
     if (key)
         return key;
@@ -197,11 +239,12 @@ int rs_signer_pem_open(const char *path, rs_signer **out, rs_error *err)
         return rs_fail(err, "out of memory");
     }
     p->base.ops = &pem_ops;
-    p->key = buf.len <= INT32_MAX ? decode_key(&buf) : NULL;
+    err->msg[0] = '\0';
+    p->key = buf.len <= INT32_MAX ? decode_key(&buf, path, err) : NULL;
     OPENSSL_cleanse(buf.data, buf.len);
     if (!p->key) {
         free(p);
-        return rs_fail_ssl(err, "%s: cannot read private key (PEM or DER, unencrypted)", path);
+        return err->msg[0] ? -1 : rs_fail_ssl(err, "%s: cannot read private key (PEM, PKCS#8 or DER)", path);
     }
     *out = &p->base;
     return 0;
