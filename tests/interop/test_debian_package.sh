@@ -34,8 +34,11 @@ check "... the systemd units, sysusers and tmpfiles" bash -c "
 check "... and a default /etc/reprosign/service.json, a conffile" bash -c "
     grep -q 'etc/reprosign/service.json$' '$WORK/contents' && dpkg-deb -I '$deb' conffiles | grep -qx /etc/reprosign/service.json"
 mkdir -p "$WORK/conf" && dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$WORK/conf" ./etc/reprosign/service.json
-check "... which 'service init' accepts as it ships" \
-    "$REPROSIGN" service init --state "$WORK/default-state" --config "$WORK/conf/etc/reprosign/service.json"
+# Its paths moved under WORK, so init makes its directories here.
+mkdir -p "$WORK/srv"
+sed "s|/srv/reprosign|$WORK/srv|g" "$WORK/conf/etc/reprosign/service.json" >"$WORK/default.json"
+check "... which 'service init' accepts as it ships, comments and all" \
+    "$REPROSIGN" service init --state "$WORK/default-state" --config "$WORK/default.json"
 if [ "$(id -u)" = 0 ] && [ "${REPROSIGN_INSTALL_PACKAGE:-0}" = 1 ]; then
     check "dpkg -i installs it" bash -c "dpkg -i '$deb' >'$WORK/dpkg.log' 2>&1 || { tail -20 '$WORK/dpkg.log'; exit 1; }"
     check "... and creates the reprosign user and the reprosign-sign group" bash -c "getent passwd reprosign && getent group reprosign-sign"
