@@ -117,6 +117,8 @@ int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, bool no
 
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
+/* Writes all of data to fd, resuming after signals; -1 with errno set. */
+int rs_write_all(int fd, const void *data, size_t len);
 
 /* Registers an output so a fatal signal removes its temporary file. */
 void rs_output_track_signals(void);

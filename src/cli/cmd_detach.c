@@ -13,8 +13,10 @@ static const struct option longopts[] = {
 const rs_command cmd_detach = {
     .name = "detach",
     .summary = "write a file's signature out as a detached DER signature",
-    .usage = "detach FILE --output SIG [--index N]\n\n"
-             "Writes signature N (default 0, the first) of FILE to SIG. FILE is not changed.",
+    .usage = "detach FILE [--output SIG] [--index N]\n\n"
+             "Writes signature N (default 0, the first) of FILE, as DER, to SIG, or to\n"
+             "standard output without --output (not to a terminal). FILE is not changed.\n\n"
+             "Example: reprosign detach grubx64.efi.signed > grubx64.efi.sig",
     .run = run,
     .options = longopts,
 };
@@ -39,8 +41,6 @@ static int run(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return cli_usage(&cmd_detach, "expected exactly one FILE");
-    if (!output)
-        return cli_usage(&cmd_detach, "--output is required");
     if (rs_op_detach(argv[optind], (size_t)index, output, &err) < 0)
         return cli_fail(&err);
     return EXIT_OK;

@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/signer_args.h"
@@ -13,13 +14,15 @@
 static int run(int argc, char **argv);
 
 static const struct option sign_longopts[] = {
-    { "key", required_argument, NULL, 'k' }, { "pass", required_argument, NULL, 'W' },       { "cert", required_argument, NULL, 'c' },
+    { "key", required_argument, NULL, 'k' },       { "pass", required_argument, NULL, 'W' },
+    { "cert", required_argument, NULL, 'c' },
     { "hash", required_argument, NULL, 'H' },      { "detached", no_argument, NULL, 'd' },
     { "output", required_argument, NULL, 'o' },    { "no-signing-time", no_argument, NULL, 'T' },
     { "addcert", required_argument, NULL, 'a' },   { "keyid", no_argument, NULL, 'K' },
     { "prepare-offline", no_argument, NULL, 'P' }, { "finish", required_argument, NULL, 'F' },
     { "signature", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
-    { "via", required_argument, NULL, 'V' },
+    { "via", required_argument, NULL, 'V' },       { "replace", no_argument, NULL, 'R' },
+    { "append", no_argument, NULL, 'A' },          { "in-place", no_argument, NULL, 'I' },
     { 0 },
 };
 
@@ -28,12 +31,18 @@ const rs_command cmd_sign = {
     .summary = "sign an EFI image or a kernel module",
     .usage = "sign --key KEY [--pass file:PATH|env:VAR] --cert CERT [--hash sha256|sha384|sha512]\n"
              "                      [--detached] [--keyid] [--no-signing-time] [--addcert CERTS]\n"
-             "                      [--output OUT] FILE\n"
+             "                      [--replace | --append] [--output OUT | --in-place] FILE\n"
              "       reprosign sign --prepare-offline --cert CERT [options] --output REQ FILE\n"
              "       reprosign sign --finish REQ --signature SIGVALUE [--cert CERT] [--detached]\n"
              "                      [--output OUT] [FILE]\n"
              "       reprosign sign --via SOCKET --cert CERT [options] [--output OUT] FILE\n\n"
-             "Signs FILE. Without --output the signed file is FILE.signed (as sbsign).\n"
+             "Signs FILE. Without --output the signed file is FILE.signed (as sbsign), or\n"
+             "NAME.signed.ko for NAME.ko, so modinfo and insmod still take it; --in-place\n"
+             "replaces FILE. An image that is already signed gets the new signature\n"
+             "beside its others, with a warning: --append says that is meant, --replace\n"
+             "drops the others first (a module holds one signature: it needs --replace).\n"
+             "The default hash is sha256; most firmware accepts only SHA-256 Authenticode,\n"
+             "so another hash on an EFI image warns.\n"
              "--detached writes only the signature (DER) to OUT (default FILE.sig).\n"
              "signingTime comes from SOURCE_DATE_EPOCH when set, so equal inputs give\n"
              "equal bytes; --no-signing-time leaves it out. --addcert embeds\n"
@@ -58,24 +67,51 @@ const rs_command cmd_sign = {
 typedef struct sign_args {
     const char *key, *cert, *hash, *output, *addcert, *file;
     const char *finish, *signature, *via;
-    bool detached, signing_time, key_id, prepare;
+    bool detached, signing_time, key_id, prepare, replace, append, in_place;
 } sign_args;
+
+/* FILE.sig, FILE.signed, or NAME.signed.ko: a module keeps its suffix. */
+static char *default_output(const sign_args *a)
+{
+    size_t n = strlen(a->file);
+    char *out = NULL;
+
+    if (a->detached)
+        return asprintf(&out, "%s.sig", a->file) < 0 ? NULL : out;
+    if (n > 3 && !strcmp(a->file + n - 3, ".ko"))
+        return asprintf(&out, "%.*s.signed.ko", (int)(n - 3), a->file) < 0 ? NULL : out;
+    return asprintf(&out, "%s.signed", a->file) < 0 ? NULL : out;
+}
+
+/* What sbsign warns about, and what firmware may refuse. */
+static void warn_about(const sign_args *a, const rs_sign_options *opts, const rs_sign_report *r)
+{
+    if (r->existing && !a->detached && !a->replace && !a->append)
+        fprintf(stderr, "reprosign: warning: %s: already signed (%zu signature(s)); the new one is added beside "
+                        "them (--append to say so, --replace to drop them)\n", a->file, r->existing);
+    if (r->format && r->format->firmware_prefers_sha256 && EVP_MD_get_type(opts->md) != NID_sha256)
+        fprintf(stderr, "reprosign: warning: %s: signed with %s; most firmware accepts only SHA-256 "
+                        "Authenticode\n", a->file, rs_md_name(opts->md));
+}
 
 static int one_step(const sign_args *a, const rs_sign_options *opts)
 {
-    _cleanup_free_ char *default_output = NULL;
+    _cleanup_free_ char *fallback = NULL;
     _cleanup_(cli_signer_close) cli_signer signer = { 0 };
+    rs_sign_target t = { .detached = a->detached, .output = a->output, .replace = a->replace };
+    rs_sign_report report = { 0 };
     rs_error err;
 
     if (a->via && (a->key || !a->cert))
         return cli_usage(&cmd_sign, "--via needs --cert and takes no --key: the service holds the key");
     if (!a->via && (!a->key || !a->cert))
         return cli_usage(&cmd_sign, "--key and --cert are required");
-    if (!a->output && asprintf(&default_output, "%s%s", a->file, a->detached ? ".sig" : ".signed") < 0)
+    if (!a->output && !a->in_place && !(t.output = fallback = default_output(a)))
         return EXIT_FAIL;
     if (cli_signer_open(&signer, a->key, a->via, a->cert, a->addcert, &err) < 0 ||
-        rs_op_sign(a->file, signer.image, opts, a->detached, a->output ? a->output : default_output, &err) < 0)
+        rs_op_sign(a->file, signer.image, opts, &t, &report, &err) < 0)
         return cli_fail(&err);
+    warn_about(a, opts, &report);
     return EXIT_OK;
 }
 
@@ -115,7 +151,7 @@ static int finish(const sign_args *a)
     _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
     _cleanup_(rs_x509p) X509 *cert = NULL;
     _cleanup_bytes_ rs_bytes value = { 0 }, der = { 0 };
-    _cleanup_free_ char *default_output = NULL;
+    _cleanup_free_ char *fallback = NULL;
     rs_error err;
 
     if (a->key || !a->signature)
@@ -136,9 +172,9 @@ static int finish(const sign_args *a)
             return cli_fail_file(&err, a->output);
         return EXIT_OK;
     }
-    if (!a->output && asprintf(&default_output, "%s%s", a->file, a->detached ? ".sig" : ".signed") < 0)
+    if (!a->output && !(fallback = default_output(a)))
         return EXIT_FAIL;
-    if (rs_op_emit(a->file, &der, req.cert, a->detached, a->output ? a->output : default_output, &err) < 0)
+    if (rs_op_emit(a->file, &der, req.cert, a->detached, a->output ? a->output : fallback, &err) < 0)
         return cli_fail(&err);
     return EXIT_OK;
 }
@@ -166,6 +202,9 @@ static int parse(int argc, char **argv, sign_args *a)
         case 'F': a->finish = optarg; break;
         case 'S': a->signature = optarg; break;
         case 'V': a->via = optarg; break;
+        case 'R': a->replace = true; break;
+        case 'A': a->append = true; break;
+        case 'I': a->in_place = true; break;
         case -2: return EXIT_OK;
         default: return EXIT_USAGE;
         }
@@ -180,6 +219,10 @@ static int parse(int argc, char **argv, sign_args *a)
         return cli_usage(&cmd_sign, "--prepare-offline and --finish are separate steps");
     if (a->via && (a->prepare || a->finish))
         return cli_usage(&cmd_sign, "--via signs in one step; it takes no --prepare-offline or --finish");
+    if (a->replace && a->append)
+        return cli_usage(&cmd_sign, "--replace and --append say opposite things; give one");
+    if (a->in_place && (a->output || a->detached))
+        return cli_usage(&cmd_sign, "--in-place rewrites FILE: it takes no --output or --detached");
     return -1;
 }
 

@@ -113,6 +113,9 @@ struct rs_format {
     /* The signatures carry no certificate, so check_binding can only
      * check them when given the signer's; without one it checks form only. */
     bool binding_needs_cert;
+
+    /* Firmware verifies it, and most firmware accepts only SHA-256. */
+    bool firmware_prefers_sha256;
 };
 
 /* The format of a name ("pe", "module") or of a sig_type ("efi",

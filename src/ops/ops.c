@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/cleanup.h"
 
@@ -63,8 +64,8 @@ static int check_capacity(const rs_image *img, rs_error *err)
     size_t max = img->format->max_signatures;
 
     if (max && img->format->count((rs_image *)img) >= max)
-        return rs_fail(err, "%s: already carries %zu signature(s), the most a %s file can hold; strip it first",
-                       img->in.path, max, img->format->name);
+        return rs_fail(err, "%s: already carries %zu signature(s), the most a %s file can hold (sign with "
+                            "--replace, or strip it first)", img->in.path, max, img->format->name);
     return 0;
 }
 
@@ -80,21 +81,25 @@ static int emit(rs_image *img, const rs_bytes *sig, bool detached, const char *o
     return 0;
 }
 
-int rs_op_sign(const char *path, rs_image_signer *signer, const rs_sign_options *opts, bool detached,
-               const char *output, rs_error *err)
+int rs_op_sign(const char *path, rs_image_signer *signer, const rs_sign_options *opts, const rs_sign_target *t,
+               rs_sign_report *report, rs_error *err)
 {
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     _cleanup_bytes_ rs_bytes sig = { 0 };
+    rs_edit edit = { .remove_all = t->replace, .remove_index = -1, .append = &sig, .n_append = 1 };
     rs_digest d;
 
     if (rs_image_open(&img, path, err) < 0)
         return -1;
-    if (!detached && check_capacity(&img, err) < 0)
+    *report = (rs_sign_report){ .existing = img.format->count(&img), .format = img.format };
+    if (!t->detached && !t->replace && check_capacity(&img, err) < 0)
         return -1;
     if (img.format->digest(&img, opts->md, &d, err) < 0 ||
         rs_image_signer_sign(signer, img.format, &d, opts, path, img.in.fd, &sig, err) < 0)
         return rs_error_prefix(err, "%s", path);
-    return emit(&img, &sig, detached, output, err);
+    if (t->detached)
+        return emit(&img, &sig, true, t->output, err);
+    return write_image(&img, &edit, t->output, err);
 }
 
 int rs_op_emit(const char *path, const rs_bytes *sig, X509 *cert, bool detached, const char *output, rs_error *err)
@@ -130,6 +135,12 @@ int rs_op_detach(const char *path, size_t index, const char *output, rs_error *e
         return rs_fail(err, "%s: not signed", path);
     if (img.format->extract(&img, index, &sig, err) < 0)
         return rs_error_prefix(err, "%s", path);
+    if (!output) {
+        if (isatty(STDOUT_FILENO))
+            return rs_fail(err, "%s: the signature is binary DER: give --output, or redirect standard output", path);
+        return rs_write_all(STDOUT_FILENO, sig.data, sig.len) == 0 ? 0
+                                                                   : rs_fail(err, "standard output: %s", strerror(errno));
+    }
     if (rs_write_file(output, sig.data, sig.len, 0644, err) < 0)
         return rs_error_prefix(err, "%s", output);
     return 0;

@@ -16,10 +16,23 @@ int rs_source_date_epoch(time_t *t, bool *set, rs_error *err);
  * SOURCE_DATE_EPOCH when set (for reproducible output), else the clock. */
 int rs_sign_options_init(rs_sign_options *opts, const char *hash, bool signing_time, rs_error *err);
 
-/* Signs path, with a local key or through the service's socket. With
- * detached, output receives only the signature. */
-int rs_op_sign(const char *path, rs_image_signer *signer, const rs_sign_options *opts, bool detached,
-               const char *output, rs_error *err);
+/* Where a signature goes, and what becomes of the image's own. */
+typedef struct rs_sign_target {
+    bool detached;           /* output receives only the signature */
+    const char *output;      /* NULL: the image in place */
+    bool replace;            /* drop the image's signatures first (else the new one is added) */
+} rs_sign_target;
+
+/* What signing found: the caller warns about what the user may not have
+ * meant (the CLI: an image already signed, a hash firmware may refuse). */
+typedef struct rs_sign_report {
+    size_t existing;         /* signatures the image had */
+    const rs_format *format;
+} rs_sign_report;
+
+/* Signs path, with a local key or through the service's socket. */
+int rs_op_sign(const char *path, rs_image_signer *signer, const rs_sign_options *opts, const rs_sign_target *t,
+               rs_sign_report *report, rs_error *err);
 
 /* Attaches a detached signature after checking it belongs to the image.
  * cert is the signer certificate, needed by formats whose signatures carry
@@ -31,6 +44,8 @@ int rs_op_attach(const char *sig_path, const char *path, X509 *cert, const char 
  * attached. output NULL means in place. */
 int rs_op_emit(const char *path, const rs_bytes *sig, X509 *cert, bool detached, const char *output, rs_error *err);
 
+/* Writes signature index of path to output, or to stdout when output is
+ * NULL (refused when stdout is a terminal: DER is binary). */
 int rs_op_detach(const char *path, size_t index, const char *output, rs_error *err);
 
 /* Removes all signatures (index < 0) or one. output NULL means in place. */

@@ -69,7 +69,7 @@ refuses "detach: index out of range" "$WORK/s.sig" "$REPROSIGN" detach "$WORK/si
 refuses "strip: index out of range" "$WORK/s.out" "$REPROSIGN" strip "$WORK/signed.efi" --index 3 --output "$WORK/s.out"
 
 # Usage errors exit 2.
-for args in "" "sign" "sign --key a" "attach onlyone" "detach x" "verify x" "list" "bogus" "digest --hash md5 x" "strip --index -1 x"; do
+for args in "" "sign" "sign --key a" "attach onlyone" "detach" "detach x y" "verify x" "list" "bogus" "digest --hash md5 x" "strip --index -1 x"; do
     "$REPROSIGN" $args >/dev/null 2>&1
     rc=$?
     check "usage error exits 2: reprosign $args" test "$rc" -eq 2

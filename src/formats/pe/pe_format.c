@@ -318,4 +318,5 @@ const rs_format rs_format_pe = {
     .verify = pe_verify,
     .write = pe_write,
     .max_signatures = 0,
+    .firmware_prefers_sha256 = true,
 };
