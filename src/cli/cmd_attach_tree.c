@@ -76,5 +76,7 @@ static int run(int argc, char **argv)
         fprintf(stderr, "reprosign: %s\n", report.problems[i]);
     if (rc < 0 && rs_cancelled())
         rs_reraise();
+    if (rc < 0 && report.needs_cert)
+        return cli_usage(&cmd_attach_tree, "%s", err.msg);
     return rc < 0 ? cli_fail(&err) : EXIT_OK;
 }

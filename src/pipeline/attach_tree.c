@@ -31,6 +31,7 @@ typedef struct tree_job {
     const rs_attach_tree_options *o;
     int root_fd;          /* targets are opened beneath it: none may lead out of the root */
     bool in_place;        /* new bytes are renamed over the files themselves */
+    volatile bool needs_cert;   /* a signature carries no certificate, and none was given */
     entry *entries;
     size_t count, cap;
     rs_progress progress;
@@ -193,9 +194,11 @@ static int check_one(void *ctx, size_t i, rs_error *err)
     }
     if (t->in_place && rs_replace_path(path, img.in.fd, &e->write_path, &why) < 0)
         return note_problem(e, path, &why);
+    /* Said once for the whole tree, not once per module. */
     if (img.format->binding_needs_cert && !t->o->cert) {
-        rs_fail(&why, "%s signatures carry no certificate: pass --cert to check them", img.format->name);
-        return note_problem(e, path, &why);
+        t->needs_cert = true;
+        return rs_fail(err, "%s signatures carry no certificate: --cert is needed to check them",
+                       img.format->name);
     }
     if (carries(&img, &e->sig, &e->carried, &why) < 0)
         return note_problem(e, path, &why);
@@ -324,6 +327,7 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
         t.progress.enabled &= o->progress;
         rc = rs_batch_run(t.count, o->jobs, check_one, &t, err);
         rs_progress_finish(&t.progress);
+        report->needs_cert = t.needs_cert;
     }
     if (rc == 0 && t.in_place)
         rc = note_same_files(&t, err);

@@ -28,6 +28,7 @@ typedef struct rs_attach_tree_report {
     char **problems;
     size_t n_problems;
     size_t n_files;
+    bool needs_cert;             /* refused: the tree has signatures that carry no certificate */
 } rs_attach_tree_report;
 
 int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *report, rs_error *err);
