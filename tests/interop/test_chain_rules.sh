@@ -189,6 +189,9 @@ if [ -r "$TEMPLATE" ]; then
     "$REPROSIGN" efi shim-var --vars "$WORK/vars-mok.fd" --name MokSBState "$WORK/one" --output "$WORK/vars-insecure.fd"
     accepted_with "chain --vars: MokSBState turns shim's checks off" "shim validation disabled (MokSBState)" \
         "$REPROSIGN" chain --vars "$WORK/vars-insecure.fd" "$WORK/shim.signed" "$WORK/grub.byrevoked"
+    "$REPROSIGN" efi shim-var --vars "$WORK/vars-mok.fd" --name MokPolicy "$WORK/one" --output "$WORK/vars-nx.fd"
+    refused_with "chain --vars: MokPolicy REQUIRE_NX refuses an image without NX_COMPAT" "MokPolicy requires NX" \
+        "$REPROSIGN" chain --vars "$WORK/vars-nx.fd" "$WORK/shim.signed" "$WORK/grub.mok"
     "$REPROSIGN" efi shim-var --vars "$WORK/vars-mok.fd" --name MokDBState "$WORK/one" --output "$WORK/vars-nodb.fd"
     sign db "$WORK/grub.efi" "$WORK/grub.dbsigned"
     refused_with "chain --vars: MokIgnoreDB makes shim skip db" "chains to no certificate" \
