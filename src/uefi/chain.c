@@ -162,10 +162,21 @@ static const char *nx_refusal(rs_image *img, bool in_protocol)
 
 typedef struct shim_ctx {
     bool require_nx;
+    bool after_grub;         /* the stage just judged is GRUB */
     shim_db db;
     sbat_level level;
     bool has_level;
 } shim_ctx;
+
+/* Who hands a later stage to shim: GRUB's shim_lock verifier (kern/efi/sb.c)
+ * for a kernel, otherwise shim's LoadImage hook (loader-proto.c); both
+ * verify with in_protocol set. */
+static const char *verifier(bool in_protocol, bool after_grub)
+{
+    if (!in_protocol)
+        return "shim (loads it itself)";
+    return after_grub ? "shim, for GRUB through shim_lock" : "shim, through its LoadImage hook";
+}
 
 static int shim_stage(shim_ctx *c, bool in_protocol, chain_stage *s, rs_error *err)
 {
@@ -173,10 +184,11 @@ static int shim_stage(shim_ctx *c, bool in_protocol, chain_stage *s, rs_error *e
     _cleanup_(stage_facts_free) stage_facts f = { 0 };
     shim_verdict v;
 
-    s->verifier = in_protocol ? "shim, through shim_lock (or its LoadImage hook)" : "shim (loads it itself)";
+    s->verifier = verifier(in_protocol, c->after_grub);
     if (rs_image_open(&img, s->path, err) < 0 || read_facts(&img, &f, err) < 0 ||
         shim_verify_image(&img, &c->db, &v, err) < 0)
         return rs_error_prefix(err, "%s", s->path);
+    c->after_grub = f.grub;
     if (c->require_nx && nx_refusal(&img, in_protocol)) {
         refuse(s, "MokPolicy (pe-relocate.c read_header, pe.c handle_image)", nx_refusal(&img, in_protocol));
         return 0;
