@@ -42,7 +42,7 @@ static void test_sbat_parsing(void)
     CHECK(verdict(ROW_SBAT "grub,1,a,b,c,d\n", "sbat,1,2021030218\n\0grub,5\n") == 0);
     /* A level row needs component and generation. */
     CHECK(verdict(ROW_SBAT ROW_GRUB3, "sbat,1,2021030218\ngrub,\n") < 0);
-    CHECK(sbat_level_check("sbat,1,2024010900\nshim,4\ngrub,5\n", &(rs_error){ "" }) == 0);
+    CHECK(sbat_level_check("sbat,1,2024010900\nshim,4\ngrub,5\n", &(rs_error){ 0 }) == 0);
 }
 
 static const char *effective(const sbat_image *shim, const char *var, bool attrs_ok, int policy)
