@@ -10,7 +10,9 @@
     "    2. any signature whose signer or chain is in dbx (X509 or X509_SHA256) refuses\n"      \
     "    3. a signature chaining to db, or the image hash in db, accepts\n"                      \
     "  shim -> the image it loads: GRUB, fb, mm (shim 16.1 verify.c, pe.c, sbat.c)\n"            \
-    "    0. MokSBState set: nothing is checked (secure_mode)\n"                                  \
+    "    0. MokPolicy REQUIRE_NX: an image without NX_COMPAT refuses (read_header),\n"        \
+    "       and so does a W+X section in an image shim loads (handle_image);\n"                \
+    "       MokSBState set: nothing else is checked (secure_mode)\n"                           \
     "    1. SHA-256 and SHA-1 Authenticode hashes (generate_hash)\n"                             \
     "    2. hash denylist: vendor_dbx, dbx (SHA-256, SHA-1), MokListX (SHA-256)\n"               \
     "       (check_denylist)\n"                                                                  \

@@ -31,8 +31,8 @@ const rs_command cmd_efi_shim_var = {
              "a variable store, replacing any copy, with the attributes shim requires:\n"
              "non-volatile and boot-service only (shim ignores and deletes a copy that is\n"
              "runtime-accessible). NAME is MokList or MokListX (FILE is a signature list),\n"
-             "SbatLevel (FILE is the CSV level), or SbatPolicy, MokSBState or MokDBState\n"
-             "(FILE holds their byte).",
+             "SbatLevel (FILE is the CSV level), or SbatPolicy, MokSBState, MokDBState or\n"
+             "MokPolicy (FILE holds their byte).",
     .run = shim_var_run,
     .options = shim_var_longopts,
 };
@@ -49,10 +49,11 @@ static int check_contents(const char *name, const rs_bytes *b, rs_error *err)
             return rs_fail(err, "an SbatLevel is text without NUL bytes");
         return sbat_level_check(level, err);
     }
-    if (!strcmp(name, "SbatPolicy") || !strcmp(name, "MokSBState") || !strcmp(name, "MokDBState"))
+    if (!strcmp(name, "SbatPolicy") || !strcmp(name, "MokSBState") || !strcmp(name, "MokDBState") ||
+        !strcmp(name, "MokPolicy"))
         return b->len == 1 ? 0 : rs_fail(err, "%s holds one byte, not %zu", name, b->len);
     return rs_fail(err, "unknown shim variable '%s' (MokList, MokListX, SbatLevel, SbatPolicy, MokSBState, "
-                        "MokDBState)", name);
+                        "MokDBState, MokPolicy)", name);
 }
 
 static int write_var(const char *vars, const char *name, const char *path, const char *output, rs_error *err)

@@ -134,11 +134,49 @@ static int check_sbat(const stage_facts *f, const char *level, bool in_protocol,
     return 0;
 }
 
+/* MokPolicy REQUIRE_NX: pe-relocate.c read_header refuses an image
+ * without NX_COMPAT (for shim_lock too, since verify_image reads the
+ * header the same way); pe.c handle_image refuses a writable and
+ * executable section that is not discardable in the images shim loads. */
+#define DLL_NX_COMPAT 0x0100u
+#define SCN_DISCARDABLE 0x02000000u
+#define SCN_EXECUTE 0x20000000u
+#define SCN_READ 0x40000000u
+#define SCN_WRITE 0x80000000u
+#define SECTION_HEADER 40
+
+static const char *nx_refusal(rs_image *img, bool in_protocol)
+{
+    const pe_layout *pe = img->priv;
+
+    if (!(efi_le16(pe->headers + pe->checksum_off + 6) & DLL_NX_COMPAT))
+        return "MokPolicy requires NX, and the image is not NX_COMPAT";
+    for (uint32_t i = 0; !in_protocol && i < pe->nsection_headers; i++) {
+        uint32_t c = efi_le32(pe->headers + pe->section_table + (uint64_t)i * SECTION_HEADER + 36);
+
+        if ((c & SCN_READ) && !(c & SCN_DISCARDABLE) && (c & SCN_WRITE) && (c & SCN_EXECUTE))
+            return "MokPolicy requires NX, and a section is writable and executable";
+    }
+    return NULL;
+}
+
 typedef struct shim_ctx {
+    bool require_nx;
+    bool after_grub;         /* the stage just judged is GRUB */
     shim_db db;
     sbat_level level;
     bool has_level;
 } shim_ctx;
+
+/* Who hands a later stage to shim: GRUB's shim_lock verifier (kern/efi/sb.c)
+ * for a kernel, otherwise shim's LoadImage hook (loader-proto.c); both
+ * verify with in_protocol set. */
+static const char *verifier(bool in_protocol, bool after_grub)
+{
+    if (!in_protocol)
+        return "shim (loads it itself)";
+    return after_grub ? "shim, for GRUB through shim_lock" : "shim, through its LoadImage hook";
+}
 
 static int shim_stage(shim_ctx *c, bool in_protocol, chain_stage *s, rs_error *err)
 {
@@ -146,10 +184,15 @@ static int shim_stage(shim_ctx *c, bool in_protocol, chain_stage *s, rs_error *e
     _cleanup_(stage_facts_free) stage_facts f = { 0 };
     shim_verdict v;
 
-    s->verifier = in_protocol ? "shim, through shim_lock (or its LoadImage hook)" : "shim (loads it itself)";
+    s->verifier = verifier(in_protocol, c->after_grub);
     if (rs_image_open(&img, s->path, err) < 0 || read_facts(&img, &f, err) < 0 ||
         shim_verify_image(&img, &c->db, &v, err) < 0)
         return rs_error_prefix(err, "%s", s->path);
+    c->after_grub = f.grub;
+    if (c->require_nx && nx_refusal(&img, in_protocol)) {
+        refuse(s, "MokPolicy (pe-relocate.c read_header, pe.c handle_image)", nx_refusal(&img, in_protocol));
+        return 0;
+    }
     s->ok = v.ok;
     snprintf(s->rule, sizeof(s->rule), "%s", v.rule);
     if (!v.ok) {
@@ -211,6 +254,7 @@ static int shim_setup(const char *path, const chain_inputs *in, shim_ctx *c, cha
         return f.grub ? 1 : 0;
     if (load_lists(&c->db, in, err) < 0)
         return -1;
+    c->require_nx = in->require_nx;
     if (f.vendor_cert && (shim_db_add_vendor_cert(&c->db, f.vendor_section.data, f.vendor_section.len, err) < 0 ||
                           keep_authorized(&f.vendor_section, &r->vendor_authorized, err) < 0))
         return rs_error_prefix(err, "%s", path);

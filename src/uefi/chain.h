@@ -25,6 +25,7 @@ typedef struct chain_inputs {
     int sbat_policy;             /* 0 when absent */
     bool ignore_db;              /* MokIgnoreDB */
     bool insecure;               /* MokSBState */
+    bool require_nx;             /* MokPolicy bit 0, MOK_POLICY_REQUIRE_NX */
 } chain_inputs;
 
 void chain_inputs_free(chain_inputs *in);

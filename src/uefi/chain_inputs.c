@@ -92,6 +92,7 @@ static int add_shim_vars(chain_inputs *in, const varstore *vs, rs_error *err)
     const vs_var *mok = shim_var(vs, "MokList"), *mokx = shim_var(vs, "MokListX");
     const vs_var *level = varstore_find(vs, "SbatLevel", &efi_guid_shim_lock);
     const vs_var *policy = varstore_find(vs, "SbatPolicy", &efi_guid_shim_lock);
+    const vs_var *mok_policy = shim_var(vs, "MokPolicy");
 
     if (mok && add_esl(in, CHAIN_MOK, varstore_data(vs, mok), mok->data_len, err) < 0)
         return rs_error_prefix(err, "MokList");
@@ -103,6 +104,8 @@ static int add_shim_vars(chain_inputs *in, const varstore *vs, rs_error *err)
         in->sbat_policy = varstore_data(vs, policy)[0];
     in->insecure |= shim_flag(vs, "MokSBState");
     in->ignore_db |= shim_flag(vs, "MokDBState");
+    /* include/mok.h MOK_POLICY_REQUIRE_NX. */
+    in->require_nx |= mok_policy && (varstore_data(vs, mok_policy)[0] & 1);
     return 0;
 }
 

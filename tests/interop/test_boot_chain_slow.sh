@@ -107,7 +107,7 @@ module_agrees() {  # module_agrees BOOT VARS loaded|refused WHAT
     local chain=loaded
     "$REPROSIGN" chain --vars "$2" "$WORK/shim.db" "$GRUB" "$KERNEL" --modules "$WORK/mods" >"$WORK/mod.out" 2>&1 ||
         chain=refused
-    if tr -d '\r' <"$WORK/boot-$1/serial.log" | grep -q "REPROSIGN-MODULE crc7.ko: $3" && [ "$chain" = "$3" ]; then
+    if grep -a -q "REPROSIGN-MODULE crc7.ko: $3" "$WORK/boot-$1/serial.log" && [ "$chain" = "$3" ]; then
         pass "$4 (kernel and chain: $3)"
     else fail "$4: expected $3, chain $chain"; tr -d '\r' <"$WORK/boot-$1/serial.log" | grep -a "REPROSIGN-\|blacklist" |
         head -n 5 | sed 's/^/    /'; sed 's/^/    chain: /' "$WORK/mod.out"; fi

@@ -4,6 +4,7 @@
 # linux-image-amd64 (which has no .sbat: shim accepts it through
 # shim_lock).
 . "$TESTS_DIR/lib.sh"
+need_tool jq
 MSVARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd
 [ -r "$MSVARS" ] || skip "ovmf is not installed"
 need_fixtures bootchain
@@ -18,6 +19,12 @@ check "the kernel passes SBAT through shim_lock, without .sbat" bash -c "
         grep -q '^stage 3 .*Debian Secure Boot CA.*no .sbat section, accepted through the shim_lock'"
 check "shim is admitted by the Microsoft UEFI CA 2011 in db" bash -c "
     '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' | grep -q '^stage 1 .*CN=Microsoft Corporation UEFI CA 2011'"
+check "chain --json names each stage's verifier, rule and trust entry" bash -c "
+    '$REPROSIGN' chain --json --vars '$MSVARS' '$SHIM' '$GRUB' '$KERNEL' >'$WORK/chain.json' &&
+    jq -e '.valid and .stages[1].verifier == \"shim (loads it itself)\" and
+        (.stages[2].rule | startswith(\"allowlist by certificate\")) and
+        (.stages[2].accepted_by | contains(\"Debian Secure Boot CA\")) and (.sbat_level | contains(\"previous\"))' \
+        '$WORK/chain.json' >/dev/null"
 "$REPROSIGN" efi db --vars "$MSVARS" --output "$WORK/ms-db.esl"
 check "the same chain with db given as a file" "$REPROSIGN" chain --db "$WORK/ms-db.esl" "$SHIM" "$GRUB" "$KERNEL"
 

@@ -123,6 +123,33 @@ refused_with "SBAT: a row with 2 columns" "too few columns" \
 refused_with "SBAT: two .sbat sections" "two .sbat sections" \
     "$REPROSIGN" chain "${DB[@]}" "$WORK/shim.signed" "$WORK/grub-2sbat.signed"
 
+# A .sbat section with relocations is refused; one whose SizeOfRawData is
+# below its VirtualSize is ignored (verify.c verify_buffer_sbat).
+patch_sbat() {  # patch_sbat IN OUT relocs|short
+    python3 - "$@" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+pe = struct.unpack_from("<I", d, 0x3c)[0]
+n, opt = struct.unpack_from("<H", d, pe + 6)[0], struct.unpack_from("<H", d, pe + 20)[0]
+for i in range(n):
+    h = pe + 24 + opt + 40 * i
+    if d[h:h + 8] == b".sbat\0\0\0":
+        if sys.argv[3] == "relocs":
+            struct.pack_into("<I", d, h + 24, 0x400)
+        else:
+            struct.pack_into("<I", d, h + 8, struct.unpack_from("<I", d, h + 16)[0] + 1)
+open(sys.argv[2], "wb").write(d)
+PY
+}
+patch_sbat "$WORK/grub.efi" "$WORK/grub-relocs.efi" relocs
+patch_sbat "$WORK/grub.efi" "$WORK/grub-short.efi" short
+sign vendor "$WORK/grub-relocs.efi" "$WORK/grub-relocs.signed"
+sign vendor "$WORK/grub-short.efi" "$WORK/grub-short.signed"
+refused_with "SBAT: a .sbat section with relocations" "the .sbat section has relocations" \
+    "$REPROSIGN" chain "${DB[@]}" "$WORK/shim.signed" "$WORK/grub-relocs.signed"
+refused_with "SBAT: a .sbat section shorter on disk than in memory is ignored (so missing)" "no .sbat section" \
+    "$REPROSIGN" chain "${DB[@]}" "$WORK/shim.signed" "$WORK/grub-short.signed"
+
 # 8. MOK, and module-signing certificates, which shim skips.
 sign mok "$WORK/grub.efi" "$WORK/grub.mok"
 siglist --cert "$WORK/mok.crt" --output "$WORK/mok.esl"
@@ -189,6 +216,9 @@ if [ -r "$TEMPLATE" ]; then
     "$REPROSIGN" efi shim-var --vars "$WORK/vars-mok.fd" --name MokSBState "$WORK/one" --output "$WORK/vars-insecure.fd"
     accepted_with "chain --vars: MokSBState turns shim's checks off" "shim validation disabled (MokSBState)" \
         "$REPROSIGN" chain --vars "$WORK/vars-insecure.fd" "$WORK/shim.signed" "$WORK/grub.byrevoked"
+    "$REPROSIGN" efi shim-var --vars "$WORK/vars-mok.fd" --name MokPolicy "$WORK/one" --output "$WORK/vars-nx.fd"
+    refused_with "chain --vars: MokPolicy REQUIRE_NX refuses an image without NX_COMPAT" "MokPolicy requires NX" \
+        "$REPROSIGN" chain --vars "$WORK/vars-nx.fd" "$WORK/shim.signed" "$WORK/grub.mok"
     "$REPROSIGN" efi shim-var --vars "$WORK/vars-mok.fd" --name MokDBState "$WORK/one" --output "$WORK/vars-nodb.fd"
     sign db "$WORK/grub.efi" "$WORK/grub.dbsigned"
     refused_with "chain --vars: MokIgnoreDB makes shim skip db" "chains to no certificate" \

@@ -51,7 +51,7 @@ chain_result() {
     local dir=$WORK/boot-$1 pid result=timeout deadline=$((SECONDS + BOOT_TIMEOUT))
     pid=$(cat "$dir/pid")
     while [ "$SECONDS" -lt "$deadline" ]; do
-        if grep -q "REPROSIGN-DONE" "$dir/serial.log" 2>/dev/null; then result=booted; break; fi
+        if grep -a -q "REPROSIGN-DONE" "$dir/serial.log" 2>/dev/null; then result=booted; break; fi
         if grep -q -a -e "Access Denied" -e "Security Violation" -e "bad shim signature" \
             -e "you need to load the kernel first" "$dir/serial.log" 2>/dev/null; then result=denied; break; fi
         kill -0 "$pid" 2>/dev/null || { result=exited; break; }

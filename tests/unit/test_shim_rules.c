@@ -171,6 +171,44 @@ static void test_list_hashes(void)
     rs_bytes_free(&esl);
 }
 
+/* check_db_cert_in_ram tries only the first entry of an X509 list: a
+ * list of two certificates of the same DER size yields one anchor. */
+static void test_list_first_cert_only(void)
+{
+    X509 *a = make_cert(false), *b = NULL;
+    unsigned char *da = NULL, *db_der = NULL;
+    int la = i2d_X509(a, &da), lb = -1;
+    rs_bytes esl = { 0 };
+    uint8_t h[ESL_HEADER] = { 0 }, owner[16] = { 0 };
+    shim_db db;
+    rs_error err;
+
+    /* ECDSA signatures vary by a byte or two: make one of the same size. */
+    for (int i = 0; i < 64 && lb != la; i++) {
+        X509_free(b);
+        OPENSSL_free(db_der);
+        db_der = NULL;
+        b = make_cert(false);
+        lb = i2d_X509(b, &db_der);
+    }
+    CHECK(lb == la);
+    memcpy(h, efi_guid_cert_x509.b, 16);
+    efi_put32(h + 16, (uint32_t)(ESL_HEADER + 2 * (16 + la)));
+    efi_put32(h + 24, (uint32_t)(16 + la));
+    CHECK(rs_bytes_append(&esl, h, sizeof(h), &err) == 0);
+    CHECK(rs_bytes_append(&esl, owner, 16, &err) == 0 && rs_bytes_append(&esl, da, (size_t)la, &err) == 0);
+    CHECK(rs_bytes_append(&esl, owner, 16, &err) == 0 && rs_bytes_append(&esl, db_der, (size_t)la, &err) == 0);
+    CHECK(shim_db_init(&db, &err) == 0);
+    CHECK(shim_list_add_esl(&db.db, esl.data, esl.len, &err) == 0);
+    CHECK(sk_X509_num(db.db.certs.anchors) == 1 && !X509_cmp(sk_X509_value(db.db.certs.anchors, 0), a));
+    shim_db_free(&db);
+    rs_bytes_free(&esl);
+    OPENSSL_free(da);
+    OPENSSL_free(db_der);
+    X509_free(a);
+    X509_free(b);
+}
+
 /* dbx EFI_CERT_X509_SHA256 entries are never read by shim. */
 static void test_list_tbs_ignored(void)
 {
@@ -194,5 +232,6 @@ int main(void)
     test_list_certs();
     test_list_hashes();
     test_list_tbs_ignored();
+    test_list_first_cert_only();
     return harness_finish("test_shim_rules");
 }
