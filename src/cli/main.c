@@ -25,8 +25,21 @@ static void usage(FILE *f)
                "PE/COFF EFI images and Linux kernel modules.\n\ncommands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
-    fprintf(f, "\n'reprosign COMMAND --help' describes one command.\n"
-               "Exit status: 0 success, 1 failure, 2 usage error.\n");
+    fprintf(f, "\n'reprosign help COMMAND' (or 'reprosign COMMAND --help') describes one command.\n"
+               "Exit status: 0 success, 1 failure, 2 usage error; 'service run --once' also\n"
+               "3: a request was refused.\n");
+}
+
+/* `reprosign help COMMAND`: the same text as `COMMAND --help`. */
+static int help(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(name, commands[i]->name)) {
+            cli_help(commands[i]);
+            return EXIT_OK;
+        }
+    fprintf(stderr, "reprosign: help: unknown command '%s' (see 'reprosign --help')\n", name);
+    return EXIT_USAGE;
 }
 
 int main(int argc, char **argv)
@@ -35,6 +48,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    if (!strcmp(argv[1], "help") && argc == 3)
+        return help(argv[2]);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return EXIT_OK;

@@ -43,4 +43,7 @@ check "... but not on a module" test ! -s m384.err
 check "detach without --output writes the DER to standard output" bash -c "'$REPROSIGN' detach one.efi >stdout.sig && cmp stdout.sig one.sig"
 script -qec "'$REPROSIGN' detach one.efi" /dev/null >tty.out 2>&1 || true
 check "... but not to a terminal" grep -q 'binary DER: give --output, or redirect' tty.out
+commands=$("$REPROSIGN" --help | sed -n 's/^  \([a-z-]*\) .*/\1/p')
+check "'reprosign help CMD' is 'CMD --help', for every command" bash -c "
+    for c in $(echo $commands); do diff <('$REPROSIGN' help \$c) <('$REPROSIGN' \$c --help) >/dev/null || { echo \$c; exit 1; }; done"
 finish
