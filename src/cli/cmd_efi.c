@@ -8,7 +8,8 @@
 static int run(int argc, char **argv);
 
 static const rs_command *const subcommands[] = {
-    &cmd_efi_siglist, &cmd_efi_sign_var, &cmd_efi_list, &cmd_efi_db, &cmd_efi_enroll, &cmd_efi_apply, &cmd_efi_shim_var, NULL,
+    &cmd_efi_siglist, &cmd_efi_sign_var, &cmd_efi_list, &cmd_efi_db, &cmd_efi_enroll, &cmd_efi_apply,
+    &cmd_efi_shim_var, &cmd_efi_keygen, NULL,
 };
 
 const rs_command cmd_efi = {
@@ -22,7 +23,8 @@ const rs_command cmd_efi = {
              "  enroll   --vars TEMPLATE --pk CERT --kek CERT... --db CERT... [--dbx ESL] [--owner GUID]\n"
              "           [--timestamp T] --output VARSTORE\n"
              "  apply    --vars VARSTORE --name PK|KEK|db|dbx AUTH --output VARSTORE\n"
-             "  shim-var --vars VARSTORE --name MokList|MokListX|SbatLevel|... FILE --output VARSTORE\n\n"
+             "  shim-var --vars VARSTORE --name MokList|MokListX|SbatLevel|... FILE --output VARSTORE\n"
+             "  keygen   DIR [--bits 2048|3072|4096] [--name NAME]\n\n"
              "'reprosign efi SUBCOMMAND --help' describes one.",
     .run = run,
     .subcommands = subcommands,

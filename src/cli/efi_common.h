@@ -21,6 +21,6 @@ int efi_write_output(const char *path, const rs_bytes *b, rs_error *err);
 int efi_append_cert_lists(rs_bytes *esl, const char *path, const efi_guid *owner, rs_error *err);
 
 extern const rs_command cmd_efi_siglist, cmd_efi_sign_var, cmd_efi_list, cmd_efi_db, cmd_efi_enroll, cmd_efi_apply,
-    cmd_efi_shim_var;
+    cmd_efi_shim_var, cmd_efi_keygen;
 
 #endif

@@ -76,5 +76,23 @@ boot other "$WORK/other.efi" "$WORK/vars.fd"; boot tampered "$WORK/tampered.efi"
 expect other denied "signed with a key not in db: refused"
 expect tampered denied "one byte changed after signing: refused"
 boot dbx "$WORK/signed.efi" "$WORK/vars-dbx.fd"
+
+# Keys from scratch: efi keygen's signed updates written into the empty
+# store as a machine in setup mode would take them (db, KEK, then PK).
+check "efi keygen makes PK, KEK and db with their signed updates" "$REPROSIGN" efi keygen "$WORK/keys"
+check "... the keys 0600, the directory 0700" bash -c "
+    [ \$(stat -c %a '$WORK/keys') = 700 ] && [ \$(stat -c %a '$WORK/keys/db.key') = 600 ] && [ \$(stat -c %a '$WORK/keys/PK.key') = 600 ]"
+refuses "efi keygen never overwrites keys" "" "$REPROSIGN" efi keygen "$WORK/keys"
+check "its .auth files enroll in setup mode: db, KEK, then PK" bash -c "
+    '$REPROSIGN' efi apply --vars '$TEMPLATE' --name db '$WORK/keys/db.auth' --output '$WORK/kg1.fd' &&
+    '$REPROSIGN' efi apply --vars '$WORK/kg1.fd' --name KEK '$WORK/keys/KEK.auth' --output '$WORK/kg2.fd' &&
+    '$REPROSIGN' efi apply --vars '$WORK/kg2.fd' --name PK '$WORK/keys/PK.auth' --output '$WORK/kg.fd'" >/dev/null
+check "... every list owned by the GUID it recorded" bash -c "
+    [ \$('$REPROSIGN' efi list --vars '$WORK/kg.fd' | grep -c \"owner \$(cat '$WORK/keys/GUID')\") = 3 ]"
+"$REPROSIGN" sign --key "$WORK/keys/db.key" --cert "$WORK/keys/db.crt" "$WORK/hello.efi" --output "$WORK/kg-signed.efi"
+check "chain agrees the keygen db key's image will boot" "$REPROSIGN" chain --vars "$WORK/kg.fd" "$WORK/kg-signed.efi"
 expect dbx denied "hash added to dbx with sign-var --append: refused"
+boot kg "$WORK/kg-signed.efi" "$WORK/kg.fd"; boot kg-unsigned "$WORK/hello.efi" "$WORK/kg.fd"
+expect kg ran "OVMF with efi keygen's keys runs an image signed with its db key"
+expect kg-unsigned denied "... and refuses an unsigned one"
 finish

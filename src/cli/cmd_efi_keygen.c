@@ -1,0 +1,72 @@
+/* reprosign efi keygen: Secure Boot keys from scratch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli/efi_common.h"
+#include "uefi/keygen.h"
+
+static int keygen_run(int argc, char **argv);
+
+static const struct option keygen_longopts[] = {
+    { "bits", required_argument, NULL, 'b' },      { "name", required_argument, NULL, 'n' },
+    { "timestamp", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
+const rs_command cmd_efi_keygen = {
+    .name = "efi keygen",
+    .summary = "make PK, KEK and db keys, certificates and signed updates from scratch",
+    .usage = "efi keygen DIR [--bits 2048|3072|4096] [--name NAME] [--timestamp T]\n\n"
+             "Creates DIR (which must not exist) with, for each of PK, KEK and db: the RSA key\n"
+             "(NAME.key, 0600), its self-signed certificate (NAME.crt, PEM; NAME.cer, DER), a\n"
+             "signature list (NAME.esl) owned by one random GUID (DIR/GUID), and the signed\n"
+             "update that enrolls it on a machine in setup mode (NAME.auth: PK signed by\n"
+             "itself, KEK by PK, db by KEK). RSA-2048 by default, as firmware expects;\n"
+             "certificates are named \"NAME PK\" and so on (default NAME: \"reprosign\").\n\n"
+             "Replacing a machine's keys with only these makes it refuse everything else,\n"
+             "Microsoft-signed option ROMs (graphics, network, storage cards) included: such\n"
+             "a machine may not show a screen or boot again. Enroll Microsoft's KEK and\n"
+             "UEFI CA beside your own unless you know the machine needs no option ROM.\n\n"
+             "Example: reprosign efi keygen ./keys && reprosign efi enroll --vars\n"
+             "         /usr/share/OVMF/OVMF_VARS_4M.fd --pk keys/PK.crt --kek keys/KEK.crt\n"
+             "         --db keys/db.crt --owner $(cat keys/GUID) --output vars.fd",
+    .run = keygen_run,
+    .options = keygen_longopts,
+};
+
+static int keygen_run(int argc, char **argv)
+{
+    uefi_keygen_options o = { .bits = 2048, .common_name = "reprosign" };
+    const char *ts = NULL;
+    char *end;
+    rs_error err;
+    int c;
+
+    while ((c = cli_getopt(&cmd_efi_keygen, argc, argv, "b:n:t:h", keygen_longopts)) != -1) {
+        switch (c) {
+        case 'b':
+            o.bits = (int)strtol(optarg, &end, 10);
+            if (*end || end == optarg)
+                return cli_usage(&cmd_efi_keygen, "--bits takes 2048, 3072 or 4096");
+            break;
+        case 'n': o.common_name = optarg; break;
+        case 't': ts = optarg; break;
+        case -2: return EXIT_OK;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc)
+        return cli_usage(&cmd_efi_keygen, "expected one DIR");
+    o.dir = argv[optind];
+    if (efi_parse_timestamp(ts, o.timestamp, &err) < 0)
+        return cli_usage(&cmd_efi_keygen, "%s", err.msg);
+    if (uefi_keygen(&o, &err) < 0)
+        return cli_fail(&err);
+    printf("%s: PK, KEK and db keys, certificates and signed updates (their owner GUID is in %s/GUID)\n"
+           "Next, for a virtual machine: reprosign efi enroll --vars OVMF_VARS.fd --pk %s/PK.crt --kek %s/KEK.crt\n"
+           "  --db %s/db.crt --owner $(cat %s/GUID) --output VARS.fd\n"
+           "For a machine in setup mode: write db.auth, then KEK.auth, then PK.auth last (e.g. efi-updatevar -f).\n",
+           o.dir, o.dir, o.dir, o.dir, o.dir, o.dir);
+    return EXIT_OK;
+}
