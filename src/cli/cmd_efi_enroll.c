@@ -4,6 +4,7 @@
 #include "cli/efi_common.h"
 #include "uefi/esl.h"
 #include "uefi/uefi_trust.h"
+#include "uefi/varstore.h"
 
 static int enroll_run(int argc, char **argv);
 
@@ -12,36 +13,82 @@ static const struct option enroll_longopts[] = {
     { "kek", required_argument, NULL, 'K' },       { "db", required_argument, NULL, 'D' },
     { "dbx", required_argument, NULL, 'X' },       { "owner", required_argument, NULL, 'g' },
     { "timestamp", required_argument, NULL, 't' }, { "output", required_argument, NULL, 'o' },
-    { "help", no_argument, NULL, 'h' },            { 0 },
+    { "microsoft", optional_argument, NULL, 'M' }, { "help", no_argument, NULL, 'h' },
+    { 0 },
 };
+
+/* Debian's ovmf ships Microsoft's KEK and db (the Windows Production PCA
+ * and the UEFI CA) enrolled in this store. */
+#define MICROSOFT_VARS "/usr/share/OVMF/OVMF_VARS_4M.ms.fd"
 
 const rs_command cmd_efi_enroll = {
     .name = "efi enroll",
     .usage = "efi enroll --vars TEMPLATE --pk CERT --kek CERT... --db CERT... [--dbx ESL]\n"
-             "           [--owner GUID] [--timestamp T] --output VARSTORE\n\n"
+             "           [--microsoft[=VARSTORE]] [--owner GUID] [--timestamp T] --output VARSTORE\n\n"
              "Writes a copy of an OVMF variable store (e.g. the empty OVMF_VARS_4M.fd) with\n"
              "PK, KEK, db and optionally dbx set, as firmware stores them after signed\n"
-             "updates: the firmware starts in User Mode with Secure Boot enforcing.",
+             "updates: the firmware starts in User Mode with Secure Boot enforcing. Each\n"
+             "--kek and --db is a certificate file (PEM or DER) or a signature list (ESL).\n\n"
+             "--microsoft adds Microsoft's KEK and db lists (the Microsoft KEK CA, the\n"
+             "Windows Production PCA and the UEFI CA that signs shim and option ROMs),\n"
+             "read from VARSTORE (default " MICROSOFT_VARS ", from Debian's\n"
+             "ovmf). Leave them out only knowing the machine needs no option ROM: a\n"
+             "graphics, network or storage card's firmware is signed by Microsoft's UEFI CA,\n"
+             "and without it such a machine may show no screen and boot nothing.\n\n"
+             "Example: reprosign efi enroll --vars /usr/share/OVMF/OVMF_VARS_4M.fd\n"
+             "         --pk keys/PK.crt --kek keys/KEK.crt --db keys/db.crt --microsoft\n"
+             "         --owner $(cat keys/GUID) --output vars.fd",
     .run = enroll_run,
     .options = enroll_longopts,
 };
 
 typedef struct enroll_args {
-    const char *vars, *pk, *dbx, *owner, *timestamp, *output;
+    const char *vars, *pk, *dbx, *owner, *timestamp, *output, *microsoft;
     const char **kek, **db;
     size_t nkek, ndb;
 } enroll_args;
 
+/* Microsoft's signature owner (SignatureOwner of its published lists). */
+static const efi_guid microsoft_owner = { { 0xbd, 0x9a, 0xfa, 0x77, 0x59, 0x03, 0x32, 0x4d, 0xbd, 0x60, 0x28, 0xf4,
+                                            0xe7, 0x8f, 0x78, 0x4b } };
+
+static int keep_microsoft(void *ctx, const esl_entry *e, rs_error *err)
+{
+    if (!efi_guid_equal(&e->owner, &microsoft_owner) || !efi_guid_equal(&e->type, &efi_guid_cert_x509))
+        return 0;
+    return esl_append_x509(ctx, &e->owner, e->data, e->len, err);
+}
+
+/* Microsoft's certificates in variable name of another store: that
+ * store may hold others' too (Debian's ovmf enrolls Debian's KEK). */
+static int append_from_store(rs_bytes *esl, const char *path, const char *name, const efi_guid *guid,
+                             rs_error *err)
+{
+    _cleanup_varstore_ varstore from = { 0 };
+    const vs_var *v;
+    size_t before = esl->len;
+
+    if (varstore_load(path, &from, err) < 0)
+        return -1;
+    if (!(v = varstore_find(&from, name, guid)))
+        return rs_fail(err, "%s: holds no %s to take Microsoft's keys from", path, name);
+    if (esl_walk(varstore_data(&from, v), v->data_len, keep_microsoft, esl, err) < 0)
+        return rs_error_prefix(err, "%s: %s", path, name);
+    return esl->len > before ? 0 : rs_fail(err, "%s: its %s holds no certificate of Microsoft's", path, name);
+}
+
 static int set_certs(varstore *vs, const char *name, const char *const *paths, size_t n, const efi_guid *owner,
-                     const uint8_t ts[EFI_TIME_SIZE], rs_error *err)
+                     const char *microsoft, const uint8_t ts[EFI_TIME_SIZE], rs_error *err)
 {
     _cleanup_bytes_ rs_bytes esl = { 0 };
     const efi_guid *guid;
 
+    if (efi_secure_var(name, &guid, err) < 0)
+        return -1;
     for (size_t i = 0; i < n; i++)
         if (efi_append_cert_lists(&esl, paths[i], owner, err) < 0)
             return -1;
-    if (efi_secure_var(name, &guid, err) < 0)
+    if (microsoft && append_from_store(&esl, microsoft, name, guid, err) < 0)
         return -1;
     return varstore_set(vs, name, guid, EFI_SECURE_VAR_ATTRS, ts, esl.data, esl.len, err);
 }
@@ -67,9 +114,10 @@ static int enroll(const enroll_args *a, rs_error *err)
     if (efi_parse_owner(a->owner, &owner, err) < 0 || efi_parse_timestamp(a->timestamp, ts, err) < 0 ||
         varstore_load(a->vars, &vs, err) < 0)
         return -1;
-    if (set_certs(&vs, "db", a->db, a->ndb, &owner, ts, err) < 0 || (a->dbx && set_dbx(&vs, a->dbx, ts, err) < 0) ||
-        set_certs(&vs, "KEK", a->kek, a->nkek, &owner, ts, err) < 0 ||
-        set_certs(&vs, "PK", &a->pk, 1, &owner, ts, err) < 0)
+    if (set_certs(&vs, "db", a->db, a->ndb, &owner, a->microsoft, ts, err) < 0 ||
+        (a->dbx && set_dbx(&vs, a->dbx, ts, err) < 0) ||
+        set_certs(&vs, "KEK", a->kek, a->nkek, &owner, a->microsoft, ts, err) < 0 ||
+        set_certs(&vs, "PK", &a->pk, 1, &owner, NULL, ts, err) < 0)
         return rs_error_prefix(err, "%s", a->vars);
     return efi_write_output(a->output, &vs.image, err);
 }
@@ -87,6 +135,10 @@ static int enroll_run(int argc, char **argv)
     a.kek = kek;
     a.db = db;
     while ((c = cli_getopt(&cmd_efi_enroll, argc, argv, "v:P:K:D:X:g:t:o:h", enroll_longopts)) != -1) {
+        if (c == 'M') {
+            a.microsoft = optarg ? optarg : MICROSOFT_VARS;
+            continue;
+        }
         switch (c) {
         case 'v': a.vars = optarg; break;
         case 'P': a.pk = optarg; break;
@@ -100,7 +152,7 @@ static int enroll_run(int argc, char **argv)
         default: return EXIT_USAGE;
         }
     }
-    if (optind != argc || !a.vars || !a.pk || !a.nkek || !a.ndb || !a.output)
-        return cli_usage(&cmd_efi_enroll, "expected --vars, --pk, --kek, --db and --output");
+    if (optind != argc || !a.vars || !a.pk || (!a.microsoft && (!a.nkek || !a.ndb)) || !a.output)
+        return cli_usage(&cmd_efi_enroll, "expected --vars, --pk, --kek, --db (or --microsoft) and --output");
     return enroll(&a, &err) < 0 ? cli_fail(&err) : EXIT_OK;
 }

@@ -2,6 +2,9 @@
 
 #include "cli/cli.h"
 #include "cli/efi_common.h"
+
+#include "uefi/esl.h"
+#include "uefi/uefi_trust.h"
 #include "crypto/ossl.h"
 #include "ops/ops.h"
 #include "uefi/esl.h"
@@ -55,7 +58,14 @@ int efi_write_output(const char *path, const rs_bytes *b, rs_error *err)
 int efi_append_cert_lists(rs_bytes *esl, const char *path, const efi_guid *owner, rs_error *err)
 {
     _cleanup_(rs_x509_stackp) STACK_OF(X509) *certs = NULL;
+    _cleanup_bytes_ rs_bytes lists = { 0 };
+    rs_error not_lists;
 
+    /* A signature list is taken as it is, with its own owners (Microsoft's
+     * are published as lists). */
+    if (uefi_read_esl_file(path, &lists, &not_lists) == 0 && lists.len &&
+        esl_walk(lists.data, lists.len, NULL, NULL, &not_lists) == 0)
+        return rs_bytes_append(esl, lists.data, lists.len, err);
     if (rs_load_certs(path, &certs, err) < 0)
         return -1;
     for (int i = 0; i < sk_X509_num(certs); i++) {

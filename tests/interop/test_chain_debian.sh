@@ -25,6 +25,19 @@ check "chain --json names each stage's verifier, rule and trust entry" bash -c "
         (.stages[2].rule | startswith(\"allowlist by certificate\")) and
         (.stages[2].accepted_by | contains(\"Debian Secure Boot CA\")) and (.sbat_level | contains(\"previous\"))' \
         '$WORK/chain.json' >/dev/null"
+# Own keys from scratch, with and without Microsoft's: only with them does
+# Debian's shim (signed by Microsoft's UEFI CA) boot.
+"$REPROSIGN" efi keygen "$WORK/keys" >/dev/null
+check "efi enroll --microsoft: own PK, KEK and db, with Microsoft's KEK and db lists" "$REPROSIGN" efi enroll \
+    --vars /usr/share/OVMF/OVMF_VARS_4M.fd --pk "$WORK/keys/PK.crt" --kek "$WORK/keys/KEK.crt" --db "$WORK/keys/db.crt" \
+    --microsoft --owner "$(cat "$WORK/keys/GUID")" --output "$WORK/own-ms.fd"
+check "... takes only Microsoft's from OVMF's store (not Debian's KEK beside them)" bash -c "
+    '$REPROSIGN' efi list --vars '$WORK/own-ms.fd' --name KEK | grep -c 'list [0-9]' | grep -qx 2 &&
+    ! '$REPROSIGN' efi list --vars '$WORK/own-ms.fd' --name KEK | grep -q 'Debian'"
+check "... and Debian's chain boots on it" "$REPROSIGN" chain --vars "$WORK/own-ms.fd" "$SHIM" "$GRUB" "$KERNEL"
+"$REPROSIGN" efi enroll --vars /usr/share/OVMF/OVMF_VARS_4M.fd --pk "$WORK/keys/PK.crt" --kek "$WORK/keys/KEK.crt" \
+    --db "$WORK/keys/db.crt" --output "$WORK/own.fd"
+refuses "without --microsoft, Debian's shim is refused" "" "$REPROSIGN" chain --vars "$WORK/own.fd" "$SHIM"
 "$REPROSIGN" efi db --vars "$MSVARS" --output "$WORK/ms-db.esl"
 check "the same chain with db given as a file" "$REPROSIGN" chain --db "$WORK/ms-db.esl" "$SHIM" "$GRUB" "$KERNEL"
 
