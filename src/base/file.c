@@ -393,31 +393,39 @@ void rs_umask_set(mode_t mask)
 }
 
 /* Temporary files that a fatal signal must remove. Fixed size: a command
- * has at most a handful of outputs open at once. */
+ * has at most a handful of outputs open at once. Worker threads open
+ * outputs side by side, and a signal handler reads the table, so slots
+ * are claimed and read atomically: no lock a handler could wait on. */
 #define MAX_TRACKED 64
-static char *volatile tracked[MAX_TRACKED];
+static char *tracked[MAX_TRACKED];
 
 static void track(char *tmp)
 {
-    for (int i = 0; i < MAX_TRACKED; i++)
-        if (!tracked[i]) {
-            tracked[i] = tmp;
+    for (int i = 0; i < MAX_TRACKED; i++) {
+        char *expected = NULL;
+
+        if (__atomic_compare_exchange_n(&tracked[i], &expected, tmp, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
             return;
-        }
+    }
 }
 
 static void untrack(const char *tmp)
 {
-    for (int i = 0; i < MAX_TRACKED; i++)
-        if (tracked[i] == tmp)
-            tracked[i] = NULL;
+    for (int i = 0; i < MAX_TRACKED; i++) {
+        char *expected = (char *)tmp;
+
+        __atomic_compare_exchange_n(&tracked[i], &expected, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    }
 }
 
 static void remove_tracked_and_die(int sig)
 {
-    for (int i = 0; i < MAX_TRACKED; i++)
-        if (tracked[i])
-            unlink(tracked[i]);
+    for (int i = 0; i < MAX_TRACKED; i++) {
+        char *path = __atomic_load_n(&tracked[i], __ATOMIC_SEQ_CST);
+
+        if (path)
+            unlink(path);
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }

@@ -8,6 +8,10 @@ need_fixtures shim
 . "$TESTS_DIR/interop/service_lib.sh"
 
 TRIALS=${SERVICE_CRASH_TRIALS:-20}
+# The kill points are random; SERVICE_CRASH_SEED replays a run's.
+SEED=${SERVICE_CRASH_SEED:-$(( $(date +%s%N) % 32768 ))}
+RANDOM=$SEED
+echo "# seed $SEED (replay: SERVICE_CRASH_SEED=$SEED)"
 repo=$WORK/repo
 make_repo "$repo"
 
