@@ -5,7 +5,7 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
-    build-essential cmake pkg-config clang libclang-rt-14-dev \
+    build-essential cmake pkg-config clang clang-tools libclang-rt-14-dev \
     libssl-dev libp11-kit-dev libjansson-dev libarchive-dev libarchive13 libsqlite3-dev libsystemd-dev \
     openssl ca-certificates python3 binutils xz-utils zstd bc time jq git \
     sbsigntool osslsigncode pesign linux-kbuild-6.1 kmod bsdutils \

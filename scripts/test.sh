@@ -8,7 +8,8 @@
 #      build-asan/ and runs the whole suite again;
 #   4. builds the Debian package and runs lintian on it;
 #   5. with REPROSIGN_VALGRIND=1, runs the suite under valgrind memcheck;
-#   6. runs every libFuzzer target briefly (bench/fuzz.sh, smoke mode).
+#   6. runs clang's static analyzer over src/ (scripts/scan.sh);
+#   7. runs every libFuzzer target briefly (bench/fuzz.sh, smoke mode).
 set -eu
 cd "$(dirname "$0")/.."
 [ "${REPROSIGN_SKIP_DEPS:-0}" = 1 ] || sh scripts/install-deps.sh
@@ -38,6 +39,9 @@ REPROSIGN_TEST_PACKAGE=1 REPROSIGN_INSTALL_PACKAGE=1 REPROSIGN=$(pwd)/build/repr
 if [ "${REPROSIGN_VALGRIND:-0}" = 1 ]; then
     sh scripts/valgrind.sh -E 'pipeline_kernel|uefi_boot|debian_package'
 fi
+
+# Static analysis: scan-build must report nothing.
+sh scripts/scan.sh build-scan
 
 if [ -x bench/fuzz.sh ]; then
     bench/fuzz.sh "${REPROSIGN_FUZZ_SECONDS:-20}"

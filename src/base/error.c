@@ -1,3 +1,4 @@
+#define RS_ERROR_IMPL   /* defines the functions the analyzer sees as macros (error.h) */
 #include "base/error.h"
 
 #include <openssl/err.h>

@@ -30,4 +30,14 @@ int rs_fail_ssl(rs_error *err, const char *fmt, ...) __attribute__((format(print
 /* Prepends "context: " to an existing message. Returns -1. */
 int rs_error_prefix(rs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The static analyzer (scan-build, in CI) reads one file at a time and
+ * cannot see that these always return -1; without this it follows paths
+ * where a failure returned 0 and reports what it finds there. */
+#if defined(__clang_analyzer__) && !defined(RS_ERROR_IMPL)
+#define rs_fail(err, ...) (rs_fail(err, __VA_ARGS__), -1)
+#define rs_fail_transient(err, why, ...) (rs_fail_transient(err, why, __VA_ARGS__), -1)
+#define rs_fail_ssl(err, ...) (rs_fail_ssl(err, __VA_ARGS__), -1)
+#define rs_error_prefix(err, ...) (rs_error_prefix(err, __VA_ARGS__), -1)
+#endif
+
 #endif

@@ -85,13 +85,16 @@ static int check_modules(const chain_inputs *in, const chain_result *r, const ch
 {
     _cleanup_(kernel_keys_free) kernel_keys keys = { 0 };
     rs_error err;
+    int walked;
 
     if (chain_kernel_keys(in, r, keys_path, &keys, &err) < 0)
         return cli_fail(&err);
     modules.keys = &keys;
     modules.json = doc != NULL;
     modules.failures = json_array();
-    if (nftw(dir, check_module, 32, FTW_PHYS) != 0) {
+    walked = nftw(dir, check_module, 32, FTW_PHYS);
+    modules.keys = NULL;   /* keys lives in this frame only */
+    if (walked != 0) {
         json_decref(modules.failures);
         rs_fail(&err, "%s: cannot walk the module tree", dir);
         return cli_fail(&err);

@@ -106,8 +106,11 @@ static int one_step(const sign_args *a, const rs_sign_options *opts)
         return cli_usage(&cmd_sign, "--via needs --cert and takes no --key: the service holds the key");
     if (!a->via && (!a->key || !a->cert))
         return cli_usage(&cmd_sign, "--key and --cert are required");
-    if (!a->output && !a->in_place && !(t.output = fallback = default_output(a)))
-        return EXIT_FAIL;
+    if (!a->output && !a->in_place) {
+        if (!(fallback = default_output(a)))
+            return EXIT_FAIL;
+        t.output = fallback;
+    }
     if (cli_signer_open(&signer, a->key, a->via, a->cert, a->addcert, &err) < 0 ||
         rs_op_sign(a->file, signer.image, opts, &t, &report, &err) < 0)
         return cli_fail(&err);
