@@ -374,7 +374,7 @@ seed("config-full.json", 3, """{
   "requests_keyring": "/etc/reprosign/dak.gpg",
   "keys": {"efi": {"key": "pkcs11:token=Debian%20Secure%20Boot;object=efi;type=private", "cert": "/etc/reprosign/efi.crt"},
            "linux-module": {"key": "/etc/reprosign/module.key", "cert": "pkcs11:token=Debian%20Secure%20Boot;object=module;type=cert"}},
-  "log_key": {"key": "/etc/reprosign/log.key", "cert": "/etc/reprosign/log.crt"},
+  "log_key": "/etc/reprosign/log.key",
   "trusted_certs_allowlist": "/etc/reprosign/trusted-certs",
   "output": "/srv/reprosign/out",
   "log": "/srv/reprosign/log",
