@@ -8,9 +8,10 @@ GO111MODULE=off GOPATH="$WORK/gopath:/usr/share/gocode" GOCACHE="$WORK/gocache" 
 tlogcheck() { "$WORK/tlogcheck" "$@"; }
 
 # entries N FIRST: N entries of about 100 bytes, as JSON lines.
-entries() {
+entries() {  # exported for bash -c
     python3 -c "
 import sys
 for i in range($2, $2 + $1):
     print('{\"format\":\"pe\",\"i\":%d,\"signed_digest\":\"sha256:%064x\"}' % (i, i * 7919))"
 }
+export -f entries
