@@ -134,4 +134,18 @@ check "... publishing nothing" bash -c "[ -z \"\$(ls -A '$WORK/bad-out')\" ]"
 
 refuses "service init with a broken configuration" "" bash -c "echo '{\"archive\": \"relative\"}' >'$WORK/broken.json' && '$REPROSIGN' service init --state '$WORK/broken-state' --config '$WORK/broken.json'"
 refuses "service run on a directory that is not a state" "" svc run --state "$WORK" --once
+
+# ---- the log's key is its own ----
+write_config sbkey "$repo" ", \"log_key\": \"$WORK/db.key\""
+refuses "a Secure Boot key as log_key is refused" "$WORK/sbkey-state" svc init --state "$WORK/sbkey-state" --config "$WORK/sbkey.json"
+check "... saying why" grep -q 'is a Secure Boot signing key; the log needs its own key' "$WORK/.err"
+write_config oldkey "$repo" ", \"log_key\": {\"key\": \"$WORK/db.key\", \"cert\": \"$WORK/db.crt\"}"
+refuses "a key and certificate as log_key (the former form) is refused" "$WORK/oldkey-state" svc init --state "$WORK/oldkey-state" --config "$WORK/oldkey.json"
+"$REPROSIGN" log keygen archive.example/log --output "$WORK/own-log" >/dev/null
+write_config ownkey "$repo" ", \"log_key\": \"$WORK/own-log.key\""
+svc init --state "$WORK/ownkey-state" --config "$WORK/ownkey.json"
+check "with log_key configured, init makes no key of its own" test ! -e "$WORK/ownkey-state/log.key"
+svc run --state "$WORK/ownkey-state" --once >/dev/null 2>&1
+check "... and the log's checkpoints are signed with it" bash -c "
+    head -1 '$WORK/ownkey-log/checkpoint' | grep -qx archive.example/log && '$REPROSIGN' log verify '$WORK/ownkey-log' --vkey '$WORK/own-log.vkey'"
 finish
