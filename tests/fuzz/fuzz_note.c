@@ -39,6 +39,8 @@ static void check_key_text(const uint8_t *data, size_t size)
     free(text);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     rs_note note;

@@ -697,6 +697,28 @@ for f in "$esl"/* "$vars"/* "$mod"/* "$svc"/*; do
         rm -f "$f"
     fi
 done
+if [[ -x $reprosign ]]; then
+    # The transparency log: a small log signed with the fuzz keys.
+    keys=$(dirname "$0")/fuzz_tlog_keys.h
+    tl=$out/tlog-work
+    mkdir -p "$tl" "$out/fuzz_note" "$out/fuzz_tlog_proof"
+    sed -n 's/^#define FUZZ_LOG_SKEY "\(.*\)"$/\1/p' "$keys" >"$tl/log.key"
+    sed -n 's/^#define FUZZ_WITNESS_SKEY "\(.*\)"$/\1/p' "$keys" >"$tl/w.key"
+    sed -n 's/^#define FUZZ_LOG_VKEY "\(.*\)"$/\1/p' "$keys" >"$tl/log.vkey"
+    for n in 1 3 300; do
+        python3 -c "for i in range($n): print('{\"i\":%d,\"path\":\"usr/lib/shim/fbx64.efi\"}' % i)" >"$tl/e$n"
+        "$reprosign" log append "$tl/L$n" --key "$tl/log.key" --batch 100 <"$tl/e$n" >/dev/null
+        cp "$tl/L$n/checkpoint" "$out/fuzz_note/checkpoint-$n"
+        for k in 0 $(( n / 2 )); do
+            { sed -n "$((k + 1))p" "$tl/e$n" | tr -d '\n'; printf '\0'; "$reprosign" log prove "$tl/L$n" "$k"; } \
+                >"$out/fuzz_tlog_proof/proof-$n-$k"
+        done
+    done
+    "$reprosign" log cosign "$tl/L300" "$out/fuzz_note/checkpoint-300" --vkey "$tl/log.vkey" --key "$tl/w.key" \
+        >"$out/fuzz_note/cosigned" 2>/dev/null
+    cp "$tl/log.key" "$out/fuzz_note/key"; cp "$tl/log.vkey" "$out/fuzz_note/vkey"
+    rm -rf "$tl"
+fi
 # The rest needs the CLI and the shim fixtures.
 if [[ ! -x $reprosign ]] || (( ! ${#unsigned[@]} || ! ${#signed[@]} )); then
     echo "make-seeds: no $reprosign or no fixtures under $fixtures (tests/fetch-fixtures.sh): no PE seeds" >&2
@@ -821,26 +843,5 @@ open(f"{sys.argv[2]}/answers", "wb").write(
     + frame(b'{"ok":false,"error":"uid 1000 (gid 1000) is not allowed to use this signing socket"}'))
 PY
 
-# The transparency log: a small log signed with the fuzz keys.
-keys=$(dirname "$0")/fuzz_tlog_keys.h
-tl=$out/tlog-work
-mkdir -p "$tl" "$out/fuzz_note" "$out/fuzz_tlog_proof"
-sed -n 's/^#define FUZZ_LOG_SKEY "\(.*\)"$/\1/p' "$keys" >"$tl/log.key"
-sed -n 's/^#define FUZZ_WITNESS_SKEY "\(.*\)"$/\1/p' "$keys" >"$tl/w.key"
-sed -n 's/^#define FUZZ_LOG_VKEY "\(.*\)"$/\1/p' "$keys" >"$tl/log.vkey"
-for n in 1 3 300; do
-    python3 -c "
-for i in range($n): print('{\"i\":%d,\"path\":\"usr/lib/shim/fbx64.efi\"}' % i)" >"$tl/e$n"
-    "$REPROSIGN" log append "$tl/L" --key "$tl/log.key" --batch 100 <"$tl/e$n" >/dev/null
-    cp "$tl/L/checkpoint" "$out/fuzz_note/checkpoint-$n"
-    for k in 0 $(( n / 2 )); do
-        { sed -n "$((k + 1))p" "$tl/e$n" | tr -d '\n'; printf '\0'; "$REPROSIGN" log prove "$tl/L" "$k"; } \
-            >"$out/fuzz_tlog_proof/proof-$n-$k"
-    done
-done
-"$REPROSIGN" log cosign "$tl/L" "$out/fuzz_note/checkpoint-1" --vkey "$tl/log.vkey" --key "$tl/w.key" \
-    >"$out/fuzz_note/cosigned" 2>/dev/null
-cp "$tl/log.key" "$out/fuzz_note/key"; cp "$tl/log.vkey" "$out/fuzz_note/vkey"
-rm -rf "$tl"
 
 echo "make-seeds: $(summary)in $out (largest PE seed $(wc -c "$pe"/* | sort -n | tail -2 | head -1 | awk '{print $1}') bytes)"
