@@ -7,6 +7,7 @@
 #include "crypto/ossl.h"
 #include "translog/log.h"
 #include "translog/migrate.h"
+#include "translog/monitor.h"
 #include "translog/proof.h"
 
 static int run(int argc, char **argv);
@@ -16,7 +17,8 @@ static const struct option longopts[] = {
     { "output", required_argument, NULL, 'o' },    { "entry", required_argument, NULL, 'e' },
     { "witness", required_argument, NULL, 'w' },   { "min-witnesses", required_argument, NULL, 'm' },
     { "batch", required_argument, NULL, 'b' },     { "cert", required_argument, NULL, 'c' },
-    { "cosigner", no_argument, NULL, 'C' },        { "help", no_argument, NULL, 'h' },
+    { "cosigner", no_argument, NULL, 'C' },        { "archive", required_argument, NULL, 'a' },
+    { "help", no_argument, NULL, 'h' },
     { 0 },
 };
 
@@ -30,7 +32,8 @@ const rs_command cmd_log = {
              "       reprosign log consistency LOGDIR OLD-CHECKPOINT --vkey VKEY\n"
              "       reprosign log cosign LOGDIR OLD-CHECKPOINT --vkey VKEY --key WITNESS-KEY\n"
              "       reprosign log append LOGDIR --key KEY [--batch N]  < entries (JSON, one a line)\n"
-             "       reprosign log migrate OLD-LOGDIR NEW-LOGDIR --key KEY --cert CERT\n\n"
+             "       reprosign log migrate OLD-LOGDIR NEW-LOGDIR --key KEY --cert CERT\n"
+             "       reprosign log monitor LOGDIR --archive DIR --vkey VKEY\n\n"
              "The log is a c2sp.org/tlog-tiles directory whose checkpoint is a signed note\n"
              "(docs/transparency-log.md). keygen writes PREFIX.key (the signer key, 0600)\n"
              "and PREFIX.vkey (the verifier key to publish and pin); --cosigner makes a\n"
@@ -39,8 +42,10 @@ const rs_command cmd_log = {
              "INDEX or with the bytes of FILE; verify-proof checks one offline.\n"
              "consistency prints the proof that the log extends OLD-CHECKPOINT; cosign\n"
              "checks that and prints the witness's cosignature line of the log's\n"
-             "checkpoint. Every command that checks takes --vkey: a log is never trusted\n"
-             "by key material found in it.",
+             "checkpoint. monitor audits the log, then reports every logged archive\n"
+             "signature that no -signed package under DIR carries and every signature a\n"
+             "package there carries that the log lacks, and fails on either. Every command\n"
+             "that checks takes --vkey: a log is never trusted by key material found in it.",
     .run = run,
     .options = longopts,
 };
@@ -162,6 +167,44 @@ static int do_migrate(const log_args *a)
     return EXIT_OK;
 }
 
+static void report_unlogged(void *ctx, const char *tarball, const char *member)
+{
+    (void)ctx;
+    printf("%s: %s: a published signature that the log lacks\n", tarball, member);
+}
+
+static void report_unpublished(void *ctx, uint64_t index, const rs_hash *sig)
+{
+    char hex[2 * RS_HASH_LEN + 1];
+
+    rs_hex(sig->b, RS_HASH_LEN, hex);
+    printf("%s: entry %llu: signature %s is carried by no published package\n", (const char *)ctx,
+           (unsigned long long)index, hex);
+}
+
+static int do_monitor(const log_args *a)
+{
+    rs_note_key vkey = { 0 }, witnesses[LOG_MAX_WITNESSES] = { 0 };
+    rs_monitor_report r = { .ctx = a->pos[0], .unlogged_fn = report_unlogged, .unpublished_fn = report_unpublished };
+    rs_audit_result res;
+    rs_error err;
+    int rc;
+
+    if (a->n_pos != 1 || !a->archive)
+        return cli_usage(&cmd_log, "monitor takes LOGDIR and --archive DIR");
+    if ((rc = log_load_keys(a, &vkey, witnesses)) != EXIT_OK)
+        return rc;
+    rc = rs_log_audit(a->pos[0], &vkey, witnesses, a->n_witnesses, (size_t)a->min_witnesses, &res, &err) < 0 ||
+         rs_log_monitor(a->pos[0], res.size, a->archive, &r, &err) < 0;
+    log_free_keys(&vkey, witnesses, a->n_witnesses);
+    if (rc)
+        return cli_fail(&err);
+    printf("%s: %zu archive signatures logged, %zu published in %zu tarballs under %s; %zu entries from the "
+           "socket not checked; %zu unpublished, %zu unlogged\n", a->pos[0], r.logged, r.published, r.tarballs,
+           a->archive, r.not_archive, r.unpublished, r.unlogged);
+    return r.unpublished || r.unlogged ? EXIT_FAIL : EXIT_OK;
+}
+
 static int parse_opt(log_args *a, int c)
 {
     switch (c) {
@@ -171,6 +214,7 @@ static int parse_opt(log_args *a, int c)
     case 'e': a->entry = optarg; return 0;
     case 'c': a->cert = optarg; return 0;
     case 'C': a->cosigner = true; return 0;
+    case 'a': a->archive = optarg; return 0;
     case 'w':
         if (a->n_witnesses == LOG_MAX_WITNESSES)
             return cli_usage(&cmd_log, "at most %d --witness keys", LOG_MAX_WITNESSES);
@@ -191,7 +235,7 @@ static int run(int argc, char **argv)
     const char *sub;
     int c, rc;
 
-    while ((c = cli_getopt(&cmd_log, argc, argv, "v:k:o:e:c:w:m:b:Ch", longopts)) != -1)
+    while ((c = cli_getopt(&cmd_log, argc, argv, "v:k:o:e:c:w:m:b:Ca:h", longopts)) != -1)
         if ((rc = parse_opt(&a, c)) != 0)
             return rc == -2 ? EXIT_OK : rc;
     sub = optind < argc ? argv[optind] : "";
@@ -213,5 +257,8 @@ static int run(int argc, char **argv)
         return log_consistency(&a);
     if (!strcmp(sub, "cosign"))
         return log_cosign(&a);
-    return cli_usage(&cmd_log, "expected keygen, verify, prove, verify-proof, consistency, cosign, append or migrate");
+    if (!strcmp(sub, "monitor"))
+        return do_monitor(&a);
+    return cli_usage(&cmd_log,
+                     "expected keygen, verify, prove, verify-proof, consistency, cosign, append, migrate or monitor");
 }

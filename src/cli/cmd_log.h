@@ -11,7 +11,7 @@
 #define LOG_MAX_WITNESSES 64
 
 typedef struct log_args {
-    const char *vkey, *key, *output, *entry, *cert;
+    const char *vkey, *key, *output, *entry, *cert, *archive;
     const char *witness[LOG_MAX_WITNESSES];
     size_t n_witnesses;
     long min_witnesses;

@@ -81,6 +81,22 @@ check "the checkpoint after the release extends the one before (consistency proo
     bash -c "'$REPROSIGN' log consistency '$log' '$WORK/checkpoint-before' --vkey '$vkey' >'$WORK/consistency'"
 refuses "releasing a request that is not held" "" svc release --state "$state" "$id2"
 
+# ---- the monitor: the log against what was published, both ways ----
+check "log monitor: every logged signature is published and every published one logged" \
+    bash -c "'$REPROSIGN' log monitor '$log' --archive '$out' --vkey '$vkey' | tail -1 | grep -q ' 4 archive signatures logged, .* 0 unpublished, 0 unlogged'"
+cp -a "$log" "$WORK/mon-log"
+echo '{"package":"shim-unsigned","path":"usr/lib/shim/evil.efi","request":"none","signature_sha256":"'"$(printf x | sha256sum | cut -c1-64)"'"}' |
+    "$REPROSIGN" log append "$WORK/mon-log" --key "$state/log.key" >/dev/null
+check "a logged signature that no published package carries fails the monitor, naming the entry" bash -c "
+    ! '$REPROSIGN' log monitor '$WORK/mon-log' --archive '$out' --vkey '$vkey' >'$WORK/mon.out' &&
+    grep -q 'entry 4: signature 2d711642.* is carried by no published package' '$WORK/mon.out'"
+cp -a "$out" "$WORK/mon-out"
+mkdir -p "$WORK/mon-extra/shim-unsigned" && head -c 300 /dev/urandom >"$WORK/mon-extra/shim-unsigned/grubx64.efi.sig"
+tar -C "$WORK/mon-extra" -cJf "$WORK/mon-out/$id1/extra.tar.xz" shim-unsigned
+check "a published signature that the log lacks fails the monitor, naming the tarball and member" bash -c "
+    ! '$REPROSIGN' log monitor '$log' --archive '$WORK/mon-out' --vkey '$vkey' >'$WORK/mon.out' &&
+    grep -q 'extra.tar.xz: shim-unsigned/grubx64.efi.sig: a published signature that the log lacks' '$WORK/mon.out'"
+
 # Proofs (c2sp.org/tlog-proof@v1), checked with an independent RFC 9162 verifier.
 python3 "$TESTS_DIR/interop/tlog_entries.py" "$log" | split -l 1 -a 1 -d - "$WORK/entry-"
 for e in 0 1 2 3; do
