@@ -1,5 +1,7 @@
-/* The transparency log: an append-only Merkle tree (RFC 9162 hashing) of
- * every signature the service makes, kept in a directory anyone can copy:
+/* The FORMER transparency log format, kept to read old logs for
+ * `log migrate` (translog/migrate.h) and to write them in tests and
+ * benchmarks; the service writes the tile log (translog/log.h). An
+ * append-only Merkle tree (RFC 9162 hashing) in a directory:
  *
  *   entries.jsonl   one entry per line, compact JSON with sorted keys; the
  *                   line's bytes (without the newline) are the leaf data
