@@ -19,7 +19,9 @@ struct rs_translog {
     char *dir;
     rs_note_key key;
     int lock_fd;
-    pthread_mutex_t mu;
+    pthread_mutex_t mu;                            /* the writer's, and readers' */
+    pthread_mutex_t queue_mu;
+    struct pending *queue;                         /* batches waiting, newest first */
     uint64_t size;
     rs_hash edge[RS_TILE_LEVELS][RS_TILE_WIDTH];   /* each level's partial tile */
     unsigned edge_n[RS_TILE_LEVELS];
@@ -206,18 +208,45 @@ static int append_locked(rs_translog *l, char *const *bytes, size_t n, rs_error 
     return 0;
 }
 
-int rs_translog_append_raw(rs_translog *l, char *const *bytes, size_t n, uint64_t *first, rs_error *err)
+/* The batch of one caller, waiting to be written. */
+typedef struct pending {
+    char *const *bytes;
+    size_t n;
+    uint64_t first;
+    int rc;
+    rs_error err;
+    bool done;
+    struct pending *next;
+} pending;
+
+/* Writes every queued batch under one checkpoint; l->mu held. */
+static void commit_queue(rs_translog *l)
 {
-    uint64_t old_size;
+    pending *q, *p;
+    size_t total = 0, at = 0;
+    char **all;
+    uint64_t old_size = l->size;
+    rs_error err = { "" };
     int rc;
 
-    pthread_mutex_lock(&l->mu);
-    old_size = l->size;
-    if (first)
-        *first = old_size;
-    rc = l->size == UINT64_MAX ? rs_fail(err, "%s: the log is broken by an earlier failed append", l->dir)
-         : n                   ? append_locked(l, bytes, n, err)
-                               : 0;
+    pthread_mutex_lock(&l->queue_mu);
+    for (q = NULL; l->queue; q = p) {   /* oldest first: entries in the order they came */
+        p = l->queue;
+        l->queue = p->next;
+        p->next = q;
+    }
+    pthread_mutex_unlock(&l->queue_mu);
+    for (p = q; p; p = p->next)
+        total += p->n;
+    all = calloc(total ? total : 1, sizeof(char *));
+    for (p = q; all && p; at += p->n, p = p->next) {
+        memcpy(all + at, p->bytes, p->n * sizeof(char *));
+        p->first = old_size + at;
+    }
+    rc = !all                   ? rs_fail(&err, "out of memory")
+         : l->size == UINT64_MAX ? rs_fail(&err, "%s: the log is broken by an earlier failed append", l->dir)
+         : total                 ? append_locked(l, all, total, &err)
+                                 : 0;
     if (rc < 0 && l->size != UINT64_MAX) {
         /* Back to what the disk holds: the checkpoint was not replaced. */
         rs_error ignored;
@@ -226,8 +255,34 @@ int rs_translog_append_raw(rs_translog *l, char *const *bytes, size_t n, uint64_
         if (load_edge(l, NULL, &ignored) < 0)
             l->size = UINT64_MAX;   /* refuses every later append */
     }
+    free(all);
+    for (p = q; p; p = p->next) {
+        p->rc = rc;
+        p->err = err;
+        p->done = true;
+    }
+}
+
+/* Group commit: a caller queues its batch, then whoever holds the writer's
+ * lock writes everything queued under one checkpoint, so concurrent
+ * requests share the syncs of one append. */
+int rs_translog_append_raw(rs_translog *l, char *const *bytes, size_t n, uint64_t *first, rs_error *err)
+{
+    pending me = { .bytes = bytes, .n = n };
+
+    pthread_mutex_lock(&l->queue_mu);
+    me.next = l->queue;
+    l->queue = &me;
+    pthread_mutex_unlock(&l->queue_mu);
+    pthread_mutex_lock(&l->mu);
+    if (!me.done)
+        commit_queue(l);
     pthread_mutex_unlock(&l->mu);
-    return rc;
+    if (first)
+        *first = me.first;
+    if (me.rc < 0)
+        *err = me.err;
+    return me.rc;
 }
 
 int rs_translog_append(rs_translog *l, json_t *const *entries, size_t n, uint64_t *first, rs_error *err)
@@ -279,6 +334,7 @@ void rs_translog_close(rs_translog *l)
     if (!l)
         return;
     pthread_mutex_destroy(&l->mu);
+    pthread_mutex_destroy(&l->queue_mu);
     rs_note_key_free(&l->key);
     rs_bytes_free(&l->bundle);
     if (l->lock_fd >= 0)
@@ -357,6 +413,37 @@ static int read_checkpoint(rs_translog *l, bool create, rs_error *err)
     return load_edge(l, &cp.root, err);
 }
 
+/* A new log appears whole: made beside its place with its empty
+ * checkpoint, then renamed there, so a crash leaves no log or a log. */
+static int create_log(rs_translog *l, rs_error *err)
+{
+    _cleanup_free_ char *tmp = NULL, *parent = strdup(l->dir), *dir = l->dir;
+    char *slash = parent ? strrchr(parent, '/') : NULL;
+    int rc;
+
+    if (!parent || asprintf(&tmp, "%s.new", dir) < 0) {
+        l->dir = TAKE_PTR(dir);
+        return rs_fail(err, "out of memory");
+    }
+    rs_remove_tree(tmp);
+    if (mkdir(tmp, 0755) < 0) {
+        l->dir = TAKE_PTR(dir);
+        return rs_fail(err, "%s: %s", tmp, strerror(errno));
+    }
+    l->dir = tmp;
+    l->size = 0;
+    rc = put_checkpoint(l, err);
+    l->dir = TAKE_PTR(dir);
+    if (slash)
+        *slash = '\0';
+    if (rc == 0 && rename(tmp, l->dir) < 0)
+        rc = rs_fail(err, "%s: %s", l->dir, strerror(errno));
+    if (rc == 0)
+        return sync_dir(slash ? (slash == parent ? "/" : parent) : ".", err);
+    rs_remove_tree(tmp);
+    return -1;
+}
+
 int rs_translog_open(const char *dir, const char *key_path, bool create, rs_translog **out, rs_error *err)
 {
     _cleanup_(rs_translogp) rs_translog *l = calloc(1, sizeof(*l));
@@ -368,14 +455,15 @@ int rs_translog_open(const char *dir, const char *key_path, bool create, rs_tran
         return rs_fail(err, "out of memory");
     l->lock_fd = -1;
     pthread_mutex_init(&l->mu, NULL);
+    pthread_mutex_init(&l->queue_mu, NULL);
     if (!(l->dir = strdup(dir)) || asprintf(&lock, "%s/.lock", dir) < 0)
         return rs_fail(err, "out of memory");
     if (rs_note_key_load(key_path, true, &l->key, err) < 0)
         return -1;
     if (l->key.alg != RS_NOTE_ALG_ED25519)
         return rs_fail(err, "%s: a cosigner key cannot sign checkpoints", key_path);
-    if (create && mkdir(dir, 0755) < 0 && errno != EEXIST)
-        return rs_fail(err, "%s: %s", dir, strerror(errno));
+    if (create && access(dir, F_OK) < 0 && errno == ENOENT && create_log(l, err) < 0)
+        return -1;
     if (rs_lock_file(lock, &l->lock_fd, &busy, err) < 0 || read_checkpoint(l, create, err) < 0)
         return -1;
     *out = TAKE_PTR(l);

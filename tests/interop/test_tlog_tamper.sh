@@ -84,6 +84,8 @@ for point in $(seq 1 20); do
     sleep "$(printf '0.%03d' "$delay")"
     kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
     size=$(sed -n 2p "$crash/checkpoint" 2>/dev/null || echo 0)
+    # Killed while the log was being made: there is no log yet, or a whole one.
+    [ -e "$crash" ] || { prev=0; sizes="$sizes none"; continue; }
     if ! "$REPROSIGN" log verify "$crash" --vkey "$WORK/log.vkey" >"$WORK/crash.out" 2>&1 ||
        ! "$WORK/tlogcheck" verify "$crash" "$WORK/log.vkey" >>"$WORK/crash.out" 2>&1 || [ "${size:-0}" -lt "$prev" ]; then
         bad=$((bad + 1)); echo "point $point (after ${delay} ms, batch $batch, size $size):"; sed 's/^/    /' "$WORK/crash.out"
