@@ -80,7 +80,8 @@ static int parse_key(const char *text, bool private, rs_note_key *out, rs_error 
     *hash_text++ = '\0';
     *b64++ = '\0';
     hash = strtoul(hash_text, &end, 16);
-    if (!rs_note_name_valid(name, strlen(name)) || strlen(hash_text) != 8 || *end)
+    if (!rs_note_name_valid(name, strlen(name)) || strlen(hash_text) != 8 || *end ||
+        strspn(hash_text, "0123456789abcdef") != 8)
         return rs_fail(err, "a signed-note key with a bad name or hash");
     if (rs_base64_decode(b64, 1 + ED25519_KEY_LEN, &raw, err) < 0 || raw.len != 1 + ED25519_KEY_LEN ||
         (raw.data[0] != RS_NOTE_ALG_ED25519 && raw.data[0] != RS_NOTE_ALG_COSIGNATURE))
