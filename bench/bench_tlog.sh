@@ -86,6 +86,16 @@ row "log consistency (ms)" "$(ms "$reprosign" log consistency "$work/tiles" "$wo
 # checkpoint, its signature and the right edge); an empty append is that.
 row "log open, as service start (ms)" "$(ms "$reprosign" log append "$work/tiles" --key "$work/log.key")" \
     "$(ms "$jsonl" open "$work/jsonl" "$work/old.key" "$work/old.crt")"
+# And the service itself, on that log with nothing to do: open, pass, close.
+mkdir -p "$work/svc/archive" "$work/svc/out"
+cat >"$work/svc/config.json" <<JSON
+{"archive": "$work/svc/archive", "requests": "$work/svc/requests.json",
+ "keys": {"efi": {"key": "$work/old.key", "cert": "$work/old.crt"}},
+ "log_key": "$work/log.key", "output": "$work/svc/out", "log": "$work/tiles"}
+JSON
+"$reprosign" service init --state "$work/svc/state" --config "$work/svc/config.json"
+row "service run --once, nothing to do (ms)" "$(ms "$reprosign" service run --state "$work/svc/state" --once)" \
+    "(open above)"
 row "log open peak RSS (KiB)" "$(rss "$reprosign" log append "$work/tiles" --key "$work/log.key")" \
     "$(rss "$jsonl" open "$work/jsonl" "$work/old.key" "$work/old.crt")"
 t0=$(date +%s.%N); "$reprosign" log verify "$work/tiles" --vkey "$work/log.vkey" >/dev/null; t1=$(date +%s.%N)

@@ -63,28 +63,35 @@ static int write_all(int fd, const uint8_t *data, size_t len)
     return 0;
 }
 
-/* Writes rel by temporary file and rename (with fsync first when
- * durable: tiles are made durable together, by one syncfs before the
- * checkpoint names them). Readers see the old file or the new one; a crash
- * leaves at most the temporary, which the next write of that path
- * replaces. */
-static int put_file(rs_translog *l, const char *rel, const void *data, size_t len, bool durable, rs_error *err)
+static int write_new(const char *path, const void *data, size_t len, rs_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc;
+
+    if (fd < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    rc = write_all(fd, data, len);
+    if (close(fd) < 0 || rc < 0) {
+        unlink(path);
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+/* Writes rel by temporary file and rename, without a sync of its own:
+ * put_checkpoint makes all of an append's files durable at once. Readers
+ * see the old file or the new one; a crash leaves at most the temporary,
+ * which the next write of that path replaces. */
+static int put_file(rs_translog *l, const char *rel, const void *data, size_t len, rs_error *err)
 {
     _cleanup_free_ char *path = NULL, *tmp = NULL;
-    int fd, rc;
 
     if (asprintf(&path, "%s/%s", l->dir, rel) < 0 || asprintf(&tmp, "%s.tmp", path) < 0)
         return rs_fail(err, "out of memory");
-    if (rs_mkdir_parents(path, err) < 0)
+    if (rs_mkdir_parents(path, err) < 0 || write_new(tmp, data, len, err) < 0)
         return -1;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return rs_fail(err, "%s: %s", tmp, strerror(errno));
-    rc = write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0);
-    if (close(fd) < 0 || rc || rename(tmp, path) < 0) {
-        rs_fail(err, "%s: %s", path, strerror(errno));
+    if (rename(tmp, path) < 0) {
         unlink(tmp);
-        return -1;
+        return rs_fail(err, "%s: %s", path, strerror(errno));
     }
     return 0;
 }
@@ -94,7 +101,7 @@ static int put_tile(rs_translog *l, int level, uint64_t index, unsigned width, c
 {
     _cleanup_free_ char *rel = rs_tile_path(level, index, width);
 
-    return rel ? put_file(l, rel, data, len, false, err) : rs_fail(err, "out of memory");
+    return rel ? put_file(l, rel, data, len, err) : rs_fail(err, "out of memory");
 }
 
 /* Adds a hash at level 8*t; a tile that fills is written and its root
@@ -154,17 +161,28 @@ static int put_right_edge(rs_translog *l, rs_error *err)
 static int put_checkpoint(rs_translog *l, rs_error *err)
 {
     rs_hash root;
-    _cleanup_free_ char *text = NULL, *signed_note = NULL;
+    _cleanup_free_ char *text = NULL, *signed_note = NULL, *path = NULL, *tmp = NULL;
 
     rs_merkle_frontier_root(&l->frontier, &root);
-    if (!(text = rs_checkpoint_text(l->key.name, l->size, &root)))
+    if (!(text = rs_checkpoint_text(l->key.name, l->size, &root)) || asprintf(&path, "%s/checkpoint", l->dir) < 0 ||
+        asprintf(&tmp, "%s.tmp", path) < 0)
         return rs_fail(err, "out of memory");
-    /* Everything the new checkpoint names, files and directory entries,
-     * is durable before it is: one syncfs costs less than an fsync per
-     * tile and directory (a batch of 1,000 entries writes a dozen). */
-    if (rs_note_sign(&l->key, text, &signed_note, err) < 0 || rs_sync_filesystem(l->dir, err) < 0 ||
-        put_file(l, "checkpoint", signed_note, strlen(signed_note), true, err) < 0)
+    /* Everything the new checkpoint names (files and directory entries)
+     * and its own bytes are durable before the rename makes it current:
+     * one syncfs costs less than an fsync per tile and directory (a batch
+     * of 1,000 entries writes a dozen). Then the rename itself. */
+    if (rs_note_sign(&l->key, text, &signed_note, err) < 0 || write_new(tmp, signed_note, strlen(signed_note), err) < 0)
         return -1;
+    if (rs_sync_filesystem(l->dir, err) < 0) {
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) < 0) {
+        int e = errno;
+
+        unlink(tmp);
+        return rs_fail(err, "%s: %s", path, strerror(e));
+    }
     return sync_dir(l->dir, err);
 }
 
