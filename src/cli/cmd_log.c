@@ -130,7 +130,8 @@ static int do_append(const log_args *a)
     for (ssize_t got; rc == 0 && (got = getline(&line, &len, stdin)) >= 0;) {
         if (got <= 1)
             continue;
-        if (!json_is_object(batch[n] = json_loads(line, JSON_REJECT_DUPLICATES, NULL))) {
+        batch[n] = json_loads(line, JSON_REJECT_DUPLICATES, NULL);   /* json_is_object() reads it twice */
+        if (!json_is_object(batch[n])) {
             json_decref(batch[n]);
             rs_fail(&err, "stdin: entry %llu is not a JSON object", (unsigned long long)rs_translog_size(l) + n + 1);
             rc = -1;
