@@ -11,23 +11,10 @@
 
 #include "base/cleanup.h"
 #include "base/file.h"
+#include "translog/log_internal.h"
 #include "translog/tiles.h"
 
-#define MAX_CHECKPOINT RS_NOTE_MAX_SIZE
 
-struct rs_translog {
-    char *dir;
-    rs_note_key key;
-    int lock_fd;
-    pthread_mutex_t mu;                            /* the writer's, and readers' */
-    pthread_mutex_t queue_mu;
-    struct pending *queue;                         /* batches waiting, newest first */
-    uint64_t size;
-    rs_hash edge[RS_TILE_LEVELS][RS_TILE_WIDTH];   /* each level's partial tile */
-    unsigned edge_n[RS_TILE_LEVELS];
-    rs_bytes bundle;                               /* the partial entry bundle */
-    rs_merkle_frontier frontier;
-};
 
 char *rs_translog_encode(const json_t *entry)
 {
@@ -39,7 +26,7 @@ uint64_t rs_translog_size(rs_translog *l)
     return l->size;
 }
 
-static int sync_dir(const char *path, rs_error *err)
+int rs_log_sync_dir(const char *path, rs_error *err)
 {
     _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -158,7 +145,7 @@ static int put_right_edge(rs_translog *l, rs_error *err)
     return 0;
 }
 
-static int put_checkpoint(rs_translog *l, rs_error *err)
+int rs_log_put_checkpoint(rs_translog *l, rs_error *err)
 {
     rs_hash root;
     _cleanup_free_ char *text = NULL, *signed_note = NULL, *path = NULL, *tmp = NULL;
@@ -183,7 +170,7 @@ static int put_checkpoint(rs_translog *l, rs_error *err)
         unlink(tmp);
         return rs_fail(err, "%s: %s", path, strerror(e));
     }
-    return sync_dir(l->dir, err);
+    return rs_log_sync_dir(l->dir, err);
 }
 
 /* Removes the partial tile of `level` that the tree of old_size had and
@@ -204,8 +191,6 @@ static void drop_partial(rs_translog *l, int level, uint64_t old_size)
     }
 }
 
-/* Reads the right edge of the tree l->size into memory. */
-static int load_edge(rs_translog *l, const rs_hash *root, rs_error *err);
 
 static int append_locked(rs_translog *l, char *const *bytes, size_t n, rs_error *err)
 {
@@ -218,7 +203,7 @@ static int append_locked(rs_translog *l, char *const *bytes, size_t n, rs_error 
         if (add_entry(l, bytes[i], &leaves[i], err) < 0)
             return -1;
     if (put_right_edge(l, err) < 0 || rs_leaf_index_add(l->dir, leaves, old_size, n, err) < 0 ||
-        put_checkpoint(l, err) < 0)
+        rs_log_put_checkpoint(l, err) < 0)
         return -1;
     drop_partial(l, RS_TILE_ENTRIES, old_size);
     for (int t = 0; t < RS_TILE_LEVELS; t++)
@@ -270,7 +255,7 @@ static void commit_queue(rs_translog *l)
         rs_error ignored;
 
         l->size = old_size;
-        if (load_edge(l, NULL, &ignored) < 0)
+        if (rs_log_load_edge(l, NULL, &ignored) < 0)
             l->size = UINT64_MAX;   /* refuses every later append */
     }
     free(all);
@@ -345,145 +330,4 @@ int rs_translog_contains(rs_translog *l, const json_t *entry, bool *found, rs_er
 int rs_translog_checkpoint(rs_translog *l, rs_error *err)
 {
     return l->size == UINT64_MAX ? rs_fail(err, "%s: the log is broken by an earlier failed append", l->dir) : 0;
-}
-
-void rs_translog_close(rs_translog *l)
-{
-    if (!l)
-        return;
-    pthread_mutex_destroy(&l->mu);
-    pthread_mutex_destroy(&l->queue_mu);
-    rs_note_key_free(&l->key);
-    rs_bytes_free(&l->bundle);
-    if (l->lock_fd >= 0)
-        close(l->lock_fd);
-    free(l->dir);
-    free(l);
-}
-
-static int load_edge(rs_translog *l, const rs_hash *root, rs_error *err)
-{
-    _cleanup_(rs_tile_reader_free) rs_tile_reader r = { .dir = l->dir, .size = l->size };
-    _cleanup_bytes_ rs_bytes b = { 0 };
-    rs_hash got;
-
-    memset(l->edge_n, 0, sizeof(l->edge_n));
-    memset(&l->frontier, 0, sizeof(l->frontier));
-    l->bundle.len = 0;
-    for (unsigned t = 0; t < RS_TILE_LEVELS; t++) {
-        uint64_t count = l->size >> (RS_TILE_HEIGHT * t);
-        unsigned w = (unsigned)(count % RS_TILE_WIDTH);
-
-        if (w && rs_tile_read_file(l->dir, (int)t, count / RS_TILE_WIDTH, w, &b, err) < 0)
-            return -1;
-        memcpy(l->edge[t], b.data, w * sizeof(rs_hash));
-        l->edge_n[t] = w;
-        rs_bytes_free(&b);
-    }
-    if (l->size % RS_TILE_WIDTH) {
-        unsigned w = (unsigned)(l->size % RS_TILE_WIDTH);
-        size_t offs[RS_TILE_WIDTH], lens[RS_TILE_WIDTH];
-
-        if (rs_tile_read_file(l->dir, RS_TILE_ENTRIES, l->size / RS_TILE_WIDTH, w, &b, err) < 0 ||
-            rs_bundle_split(b.data, b.len, w, offs, lens, err) < 0)
-            return rs_error_prefix(err, "%s: the last entry bundle", l->dir);
-        for (unsigned i = 0; i < w; i++) {
-            if (rs_merkle_leaf(b.data + offs[i], lens[i], &got, err) < 0)
-                return -1;
-            if (memcmp(&got, &l->edge[0][i], sizeof(got)))
-                return rs_fail(err, "%s: entry %llu does not match its tile", l->dir,
-                               (unsigned long long)(l->size - w + i));
-        }
-        if (rs_bytes_set(&l->bundle, b.data, b.len, err) < 0)
-            return -1;
-    }
-    /* The frontier: one perfect subtree per bit of the size, largest first. */
-    for (unsigned bit = 64; bit-- > 0;) {
-        if (!((l->size >> bit) & 1))
-            continue;
-        if (rs_tile_node(&r, bit, (l->size >> bit) - 1, &l->frontier.sub[l->frontier.count++], err) < 0)
-            return rs_error_prefix(err, "%s", l->dir);
-    }
-    l->frontier.size = l->size;
-    rs_merkle_frontier_root(&l->frontier, &got);
-    if (root && memcmp(&got, root, sizeof(got)))
-        return rs_fail(err, "%s: the tiles' root does not match the checkpoint's", l->dir);
-    return 0;
-}
-
-static int read_checkpoint(rs_translog *l, bool create, rs_error *err)
-{
-    _cleanup_free_ char *path = NULL;
-    _cleanup_bytes_ rs_bytes b = { 0 };
-    _cleanup_(rs_note_free) rs_note note = { 0 };
-    _cleanup_(rs_checkpoint_free) rs_checkpoint cp = { 0 };
-
-    if (asprintf(&path, "%s/checkpoint", l->dir) < 0)
-        return rs_fail(err, "out of memory");
-    if (access(path, F_OK) < 0 && errno == ENOENT && create) {
-        l->size = 0;
-        return put_checkpoint(l, err);
-    }
-    if (rs_read_file(path, MAX_CHECKPOINT, &b, err) < 0 ||
-        rs_checkpoint_open((const char *)b.data, b.len, &l->key, &note, &cp, err) < 0)
-        return rs_error_prefix(err, "%s", path);
-    l->size = cp.size;
-    return load_edge(l, &cp.root, err);
-}
-
-/* A new log appears whole: made beside its place with its empty
- * checkpoint, then renamed there, so a crash leaves no log or a log. */
-static int create_log(rs_translog *l, rs_error *err)
-{
-    _cleanup_free_ char *tmp = NULL, *parent = strdup(l->dir), *dir = l->dir;
-    char *slash = parent ? strrchr(parent, '/') : NULL;
-    int rc;
-
-    if (!parent || asprintf(&tmp, "%s.new", dir) < 0) {
-        l->dir = TAKE_PTR(dir);
-        return rs_fail(err, "out of memory");
-    }
-    rs_remove_tree(tmp);
-    if (mkdir(tmp, 0755) < 0) {
-        l->dir = TAKE_PTR(dir);
-        return rs_fail(err, "%s: %s", tmp, strerror(errno));
-    }
-    l->dir = tmp;
-    l->size = 0;
-    rc = put_checkpoint(l, err);
-    l->dir = TAKE_PTR(dir);
-    if (slash)
-        *slash = '\0';
-    if (rc == 0 && rename(tmp, l->dir) < 0)
-        rc = rs_fail(err, "%s: %s", l->dir, strerror(errno));
-    if (rc == 0)
-        return sync_dir(slash ? (slash == parent ? "/" : parent) : ".", err);
-    rs_remove_tree(tmp);
-    return -1;
-}
-
-int rs_translog_open(const char *dir, const char *key_path, bool create, rs_translog **out, rs_error *err)
-{
-    _cleanup_(rs_translogp) rs_translog *l = calloc(1, sizeof(*l));
-    _cleanup_free_ char *lock = NULL;
-    bool busy;
-
-    *out = NULL;
-    if (!l)
-        return rs_fail(err, "out of memory");
-    l->lock_fd = -1;
-    pthread_mutex_init(&l->mu, NULL);
-    pthread_mutex_init(&l->queue_mu, NULL);
-    if (!(l->dir = strdup(dir)) || asprintf(&lock, "%s/.lock", dir) < 0)
-        return rs_fail(err, "out of memory");
-    if (rs_note_key_load(key_path, true, &l->key, err) < 0)
-        return -1;
-    if (l->key.alg != RS_NOTE_ALG_ED25519)
-        return rs_fail(err, "%s: a cosigner key cannot sign checkpoints", key_path);
-    if (create && access(dir, F_OK) < 0 && errno == ENOENT && create_log(l, err) < 0)
-        return -1;
-    if (rs_lock_file(lock, &l->lock_fd, &busy, err) < 0 || read_checkpoint(l, create, err) < 0)
-        return -1;
-    *out = TAKE_PTR(l);
-    return 0;
 }
