@@ -18,7 +18,6 @@ typedef struct audit {
     unsigned acc_n[RS_TILE_LEVELS];
     uint64_t count[RS_TILE_LEVELS];
     uint64_t tiles;
-    rs_merkle_frontier frontier;
     EVP_MD_CTX *md;
     const EVP_MD *sha256;
 } audit;
@@ -43,6 +42,39 @@ static int check_tile(audit *a, unsigned t, uint64_t index, unsigned width, rs_e
     return 0;
 }
 
+/* SHA-256(0x01 || left || right) with the audit's context: a fresh
+ * context per node (as rs_merkle_node has) costs more than the hash. */
+static int node_hash(audit *a, const rs_hash *left, const rs_hash *right, rs_hash *out, rs_error *err)
+{
+    static const uint8_t one = 1;
+
+    if (EVP_DigestInit_ex(a->md, a->sha256, NULL) != 1 || EVP_DigestUpdate(a->md, &one, 1) != 1 ||
+        EVP_DigestUpdate(a->md, left->b, RS_HASH_LEN) != 1 || EVP_DigestUpdate(a->md, right->b, RS_HASH_LEN) != 1 ||
+        EVP_DigestFinal_ex(a->md, out->b, NULL) != 1)
+        return rs_fail_ssl(err, "SHA-256 failed");
+    return 0;
+}
+
+/* The root of n (a power of two) hashes. */
+static int perfect_root(audit *a, const rs_hash *h, size_t n, rs_hash *out, rs_error *err)
+{
+    rs_hash tmp[RS_TILE_WIDTH / 2];
+
+    if (n == 1) {
+        *out = h[0];
+        return 0;
+    }
+    for (size_t i = 0; i < n / 2; i++)
+        if (node_hash(a, &h[2 * i], &h[2 * i + 1], &tmp[i], err) < 0)
+            return -1;
+    for (n /= 2; n > 1; n /= 2)
+        for (size_t i = 0; i < n / 2; i++)
+            if (node_hash(a, &tmp[2 * i], &tmp[2 * i + 1], &tmp[i], err) < 0)
+                return -1;
+    *out = tmp[0];
+    return 0;
+}
+
 static int add_hash(audit *a, unsigned t, const rs_hash *h, rs_error *err)
 {
     rs_hash root;
@@ -55,7 +87,8 @@ static int add_hash(audit *a, unsigned t, const rs_hash *h, rs_error *err)
         return 0;
     if (check_tile(a, t, a->count[t] / RS_TILE_WIDTH - 1, RS_TILE_WIDTH, err) < 0)
         return -1;
-    rs_merkle_root(a->acc[t], RS_TILE_WIDTH, &root);
+    if (perfect_root(a, a->acc[t], RS_TILE_WIDTH, &root, err) < 0)
+        return -1;
     a->acc_n[t] = 0;
     return add_hash(a, t + 1, &root, err);
 }
@@ -86,7 +119,35 @@ static int audit_bundle(audit *a, uint64_t index, rs_error *err)
 
         if (leaf_hash(a, b.data + offs[i], lens[i], &leaf, err) < 0 || add_hash(a, 0, &leaf, err) < 0)
             return -1;
-        rs_merkle_frontier_push(&a->frontier, &leaf);
+    }
+    return 0;
+}
+
+/* The tree's root from the right edge left in the accumulators: one
+ * perfect subtree per bit of the size, each within its level's partial
+ * tile, combined right to left. */
+static int edge_root(audit *a, rs_hash *out, rs_error *err)
+{
+    bool have = false;
+
+    if (a->size == 0) {
+        rs_merkle_root(NULL, 0, out);
+        return 0;
+    }
+    for (unsigned bit = 0; bit < 64; bit++) {
+        unsigned t = bit / RS_TILE_HEIGHT, sub = bit % RS_TILE_HEIGHT;
+        uint64_t first;
+        rs_hash node;
+
+        if (!((a->size >> bit) & 1))
+            continue;
+        first = (((a->size >> bit) - 1) << sub) % RS_TILE_WIDTH;
+        if (perfect_root(a, a->acc[t] + first, (size_t)1 << sub, &node, err) < 0 ||
+            (have && node_hash(a, &node, out, out, err) < 0))
+            return -1;
+        if (!have)
+            *out = node;
+        have = true;
     }
     return 0;
 }
@@ -101,7 +162,8 @@ static int audit_tree(audit *a, const rs_checkpoint *cp, rs_error *err)
     for (unsigned t = 0; t < RS_TILE_LEVELS; t++)
         if (a->acc_n[t] && check_tile(a, t, a->count[t] / RS_TILE_WIDTH, a->acc_n[t], err) < 0)
             return -1;
-    rs_merkle_frontier_root(&a->frontier, &root);
+    if (edge_root(a, &root, err) < 0)
+        return -1;
     if (memcmp(&root, &cp->root, sizeof(root)))
         return rs_fail(err, "%s: the entries' tree has another root than the checkpoint of %llu entries", a->dir,
                        (unsigned long long)cp->size);
