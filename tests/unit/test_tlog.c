@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/file.h"
+#include "crypto/ossl.h"
 #include "crypto/signer.h"
 #include "harness.h"
 #include "translog/jsonl.h"
@@ -193,6 +194,24 @@ static void migrate(void)
     CHECK(n == 700 && heads >= 4);   /* the old writer also signs heads as it goes */
     CHECK(rs_note_key_load(at("log.vkey"), false, &vk, &err) == 0);
     CHECK(rs_log_audit(at("new"), &vk, NULL, 0, 0, &res, &err) == 0 && res.size == 700);
+    /* Every old signed head's root, read again from the new log's tiles. */
+    {
+        X509 *pin = NULL;
+        rs_log_view v = { 0 };
+        rs_tile_reader r = { .dir = at("new"), .size = 700 };
+
+        CHECK(rs_load_cert(at("old.crt"), &pin, &err) == 0 && rs_log_verify(at("old"), pin, &v, &err) == 0);
+        for (size_t h = 0; h < v.n_heads; h++) {
+            rs_hash root;
+
+            CHECK(rs_tile_subtree(&r, 0, v.heads[h].size, &root, &err) == 0 &&
+                  memcmp(&root, &v.heads[h].root, sizeof(root)) == 0);
+        }
+        CHECK(v.n_heads >= 4);
+        rs_tile_reader_free(&r);
+        rs_log_view_free(&v);
+        X509_free(pin);
+    }
     CHECK(rs_log_migrate(at("old"), at("old.crt"), at("new"), at("log.key"), &n, &heads, &err) < 0);
     rs_note_key_free(&vk);
     if (signer)
