@@ -57,8 +57,9 @@ int rs_translog_checkpoint(rs_translog *l, rs_error *err);
 
 /* ---- the leaf index: leaf hash → entry index, for `log prove --entry` ----
  * leaf-index/<first byte of the hash, 2 hex digits>: records of 8 more
- * bytes of the hash and the big-endian index. Not part of the log a
- * verifier reads; rebuilt from the bundles when missing. */
+ * bytes of the hash and the big-endian index, written by every append.
+ * Not part of the log a verifier reads: a log made by another writer has
+ * none, and `prove --entry` then finds nothing (prove by INDEX works). */
 int rs_leaf_index_add(const char *dir, const rs_hash *leaves, uint64_t first, size_t n, rs_error *err);
 /* Candidates for a leaf hash among the first `size` entries, in order; the
  * caller checks each against its bundle. */
