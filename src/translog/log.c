@@ -243,7 +243,8 @@ static void commit_queue(rs_translog *l)
         total += p->n;
     all = calloc(total ? total : 1, sizeof(char *));
     for (p = q; all && p; at += p->n, p = p->next) {
-        memcpy(all + at, p->bytes, p->n * sizeof(char *));
+        if (p->n)
+            memcpy(all + at, p->bytes, p->n * sizeof(char *));
         p->first = old_size + at;
     }
     rc = !all                   ? rs_fail(&err, "out of memory")

@@ -40,7 +40,9 @@ int rs_log_load_edge(rs_translog *l, const rs_hash *root, rs_error *err)
         uint64_t count = l->size >> (RS_TILE_HEIGHT * t);
         unsigned w = (unsigned)(count % RS_TILE_WIDTH);
 
-        if (w && rs_tile_read_file(l->dir, (int)t, count / RS_TILE_WIDTH, w, &b, err) < 0)
+        if (w == 0)
+            continue;
+        if (rs_tile_read_file(l->dir, (int)t, count / RS_TILE_WIDTH, w, &b, err) < 0)
             return -1;
         memcpy(l->edge[t], b.data, w * sizeof(rs_hash));
         l->edge_n[t] = w;
