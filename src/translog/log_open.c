@@ -89,6 +89,13 @@ static int read_checkpoint(rs_translog *l, bool create, rs_error *err)
     if (asprintf(&path, "%s/checkpoint", l->dir) < 0)
         return rs_fail(err, "out of memory");
     if (access(path, F_OK) < 0 && errno == ENOENT && create) {
+        _cleanup_free_ char *former = NULL;
+
+        if (asprintf(&former, "%s/entries.jsonl", l->dir) < 0)
+            return rs_fail(err, "out of memory");
+        if (access(former, F_OK) == 0)
+            return rs_fail(err, "%s: a log in the former JSONL format; convert it with 'reprosign log migrate'",
+                           l->dir);
         l->size = 0;
         return rs_log_put_checkpoint(l, err);
     }

@@ -46,7 +46,12 @@ refuses "a witness does not cosign a fork of what it saw" "" \
     $R log cosign "$WORK/fork" "$WORK/seen" --vkey "$WORK/log.vkey" --key "$WORK/w1.key"
 check "... saying the log does not extend it" grep -q "does NOT extend" "$WORK/.err"
 
-# Migration from the former JSONL log is tested in unit/test_tlog.c.
+# Migration from the former JSONL log is tested in unit/test_tlog.c; a
+# former log is never written over.
+mkdir -p "$WORK/former" && echo '{}' >"$WORK/former/entries.jsonl"
+refuses "a directory holding a former JSONL log is not made a tile log" "$WORK/former/checkpoint" \
+    bash -c "echo '{}' | '$R' log append '$WORK/former' --key '$WORK/log.key'"
+check "... pointing to log migrate" grep -q "log migrate" "$WORK/.err"
 check "log verify without --vkey: a usage error (2) that says why" bash -c "
     '$R' log verify '$d' 2>'$WORK/e'; [ \$? = 2 ] && grep -q 'never against key material' '$WORK/e'"
 check "verify-proof without --vkey: the same" bash -c "
