@@ -93,7 +93,7 @@ for _ in $(seq "$rounds"); do
 done
 printf '%-34s %10.0f %10.0f %7.0f%%\n' "sign-template --via, $nfiles files" "$(cut -d' ' -f1 "$work/pairs" | median)" \
     "$(cut -d' ' -f2 "$work/pairs" | median)" "$(cut -d' ' -f3 "$work/pairs" | median)"
-"$reprosign" log verify "$work/log" | head -1
+"$reprosign" log verify "$work/log" --vkey "$work/state/log.vkey" | head -1
 
 # What the rows above cannot show: each step of one request alone, on one
 # thread with no socket, against the steps of one batch signature. The

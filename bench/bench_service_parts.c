@@ -152,7 +152,15 @@ static int set_up(parts *p, char **argv, const char *logdir, rs_error *err)
         return -1;
     if (!(p->answer = rs_answer_signed(&p->value, 12345)))
         return rs_fail(err, "out of memory");
-    return rs_translog_open(logdir, p->signer, true, &p->log, err);
+    {
+        _cleanup_free_ char *prefix = NULL, *key = NULL;
+
+        if (asprintf(&prefix, "%s-key", logdir) < 0 || asprintf(&key, "%s.key", prefix) < 0)
+            return rs_fail(err, "out of memory");
+        if (rs_log_keygen("bench.example/reprosign", RS_NOTE_ALG_ED25519, prefix, err) < 0)
+            return -1;
+        return rs_translog_open(logdir, key, true, &p->log, err);
+    }
 }
 
 int main(int argc, char **argv)

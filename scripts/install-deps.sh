@@ -11,4 +11,5 @@ apt-get install -y -q --no-install-recommends \
     sbsigntool osslsigncode pesign linux-kbuild-6.1 kmod bsdutils \
     softhsm2 opensc p11-kit \
     dpkg-dev debhelper lintian valgrind groff-base apt-utils gpg gpgv systemd util-linux prometheus \
-    qemu-system-x86 ovmf gnu-efi mtools dosfstools efitools busybox-static
+    qemu-system-x86 ovmf gnu-efi mtools dosfstools efitools busybox-static \
+    golang-go golang-golang-x-mod-dev

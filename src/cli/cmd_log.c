@@ -2,159 +2,264 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "base/bytes.h"
+#include "cli/cmd_log.h"
 #include "crypto/ossl.h"
 #include "translog/log.h"
+#include "translog/migrate.h"
+#include "translog/monitor.h"
+#include "translog/proof.h"
 
 static int run(int argc, char **argv);
 
-const rs_command cmd_log = {
-    .name = "log",
-    .summary = "check the signing service's transparency log; inclusion and consistency proofs",
-    .usage = "log verify LOGDIR [--cert CERT]\n"
-             "       reprosign log prove LOGDIR ENTRY [--cert CERT]\n"
-             "       reprosign log consistency LOGDIR OLD-SIZE NEW-SIZE [--cert CERT]\n\n"
-             "verify recomputes every leaf hash and every signed tree head's root, checks\n"
-             "each head's signature, and names the first entry or head that does not fit.\n"
-             "prove prints the RFC 9162 inclusion proof of entry ENTRY (counted from 0) in\n"
-             "the newest signed tree head; consistency prints the proof that the signed\n"
-             "head of NEW-SIZE entries extends the one of OLD-SIZE. Both are checked before\n"
-             "they are printed. --cert pins the log's certificate; without it the one in\n"
-             "LOGDIR is used, and its fingerprint is printed.",
-    .run = run,
+static const struct option longopts[] = {
+    { "vkey", required_argument, NULL, 'v' },      { "key", required_argument, NULL, 'k' },
+    { "output", required_argument, NULL, 'o' },    { "entry", required_argument, NULL, 'e' },
+    { "witness", required_argument, NULL, 'w' },   { "min-witnesses", required_argument, NULL, 'm' },
+    { "batch", required_argument, NULL, 'b' },     { "cert", required_argument, NULL, 'c' },
+    { "cosigner", no_argument, NULL, 'C' },        { "archive", required_argument, NULL, 'a' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
 };
 
-static json_t *hex(const rs_hash *h)
-{
-    char text[2 * RS_HASH_LEN + 1];
+const rs_command cmd_log = {
+    .name = "log",
+    .summary = "the signing service's transparency log: keys, audits, offline proofs, witnesses",
+    .usage = "log keygen ORIGIN --output PREFIX [--cosigner]\n"
+             "       reprosign log verify LOGDIR --vkey VKEY [--witness VKEY]... [--min-witnesses K]\n"
+             "       reprosign log prove LOGDIR (INDEX | --entry FILE)\n"
+             "       reprosign log verify-proof --vkey VKEY --entry FILE PROOF [--witness VKEY]... [--min-witnesses K]\n"
+             "       reprosign log consistency LOGDIR OLD-CHECKPOINT --vkey VKEY\n"
+             "       reprosign log cosign LOGDIR OLD-CHECKPOINT --vkey VKEY --key WITNESS-KEY\n"
+             "       reprosign log append LOGDIR --key KEY [--batch N]  < entries (JSON, one a line)\n"
+             "       reprosign log migrate OLD-LOGDIR NEW-LOGDIR --key KEY --cert CERT\n"
+             "       reprosign log monitor LOGDIR --archive DIR --vkey VKEY\n\n"
+             "The log is a c2sp.org/tlog-tiles directory whose checkpoint is a signed note\n"
+             "(docs/transparency-log.md). keygen writes PREFIX.key (the signer key, 0600)\n"
+             "and PREFIX.vkey (the verifier key to publish and pin); --cosigner makes a\n"
+             "witness key. verify streams every entry bundle and tile and names the first\n"
+             "that does not fit. prove prints a c2sp.org/tlog-proof@v1 for the entry at\n"
+             "INDEX or with the bytes of FILE; verify-proof checks one offline.\n"
+             "consistency prints the proof that the log extends OLD-CHECKPOINT; cosign\n"
+             "checks that and prints the witness's cosignature line of the log's\n"
+             "checkpoint. monitor audits the log, then reports every logged archive\n"
+             "signature that no -signed package under DIR carries and every signature a\n"
+             "package there carries that the log lacks, and fails on either. Every command\n"
+             "that checks takes --vkey: a log is never trusted by key material found in it.",
+    .run = run,
+    .options = longopts,
+};
 
-    rs_hex(h->b, RS_HASH_LEN, text);
-    return json_string(text);
+void log_free_keys(rs_note_key *vkey, rs_note_key *witnesses, size_t n)
+{
+    rs_note_key_free(vkey);
+    for (size_t i = 0; i < n; i++)
+        rs_note_key_free(&witnesses[i]);
 }
 
-static json_t *hex_list(const rs_hash_list *l)
+int log_load_keys(const log_args *a, rs_note_key *vkey, rs_note_key *witnesses)
 {
-    json_t *a = json_array();
+    rs_error err;
 
-    for (size_t i = 0; a && i < l->n; i++)
-        json_array_append_new(a, hex(&l->h[i]));
-    return a;
-}
-
-static int load(const char *dir, const char *pin_path, rs_log_view *v, rs_error *err)
-{
-    _cleanup_(rs_x509p) X509 *pin = NULL;
-
-    if (pin_path && rs_load_cert(pin_path, &pin, err) < 0)
-        return -1;
-    return rs_log_verify(dir, pin, v, err);
-}
-
-static int do_verify(const char *dir, rs_log_view *v)
-{
-    char fpr[65], root[2 * RS_HASH_LEN + 1] = "(empty)";
-    const rs_log_head *last = v->n_heads ? &v->heads[v->n_heads - 1] : NULL;
-
-    rs_x509_fingerprint(v->cert, fpr);
-    if (last)
-        rs_hex(last->root.b, RS_HASH_LEN, root);
-    printf("%s: %zu entries, %zu signed tree heads, all consistent\n"
-           "newest head: size %llu, root %s\nlog certificate (SHA-256): %s\n",
-           dir, v->n_entries, v->n_heads, last ? (unsigned long long)last->size : 0ULL, root, fpr);
+    if (!a->vkey)
+        return cli_usage(&cmd_log, "--vkey VKEY is required: a log is checked against the log key you pinned, "
+                                   "never against key material found in or beside it");
+    if (a->min_witnesses > (long)a->n_witnesses)
+        return cli_usage(&cmd_log, "--min-witnesses %ld, but only %zu --witness keys", a->min_witnesses,
+                         a->n_witnesses);
+    if (rs_note_key_load(a->vkey, false, vkey, &err) < 0)
+        return cli_fail(&err);
+    for (size_t i = 0; i < a->n_witnesses; i++) {
+        if (rs_note_key_load(a->witness[i], false, &witnesses[i], &err) < 0) {
+            log_free_keys(vkey, witnesses, i);
+            return cli_fail(&err);
+        }
+    }
     return EXIT_OK;
 }
 
-static bool parse_size(const char *s, uint64_t *out)
+static int do_keygen(const log_args *a)
 {
-    long v;
-
-    if (!cli_parse_index(s, &v))
-        return false;
-    *out = (uint64_t)v;
-    return true;
-}
-
-static int do_prove(rs_log_view *v, const char *entry)
-{
-    const rs_log_head *head = v->n_heads ? &v->heads[v->n_heads - 1] : NULL;
-    _cleanup_(rs_hash_list_free) rs_hash_list path = { 0 };
-    uint64_t index;
     rs_error err;
 
-    if (!parse_size(entry, &index))
-        return cli_usage(&cmd_log, "ENTRY must be a number");
-    if (!head || index >= head->size) {
-        rs_fail(&err, "entry %llu is not in the log's newest signed tree head", (unsigned long long)index);
+    if (a->n_pos != 1 || !a->output)
+        return cli_usage(&cmd_log, "keygen takes ORIGIN and --output PREFIX");
+    if (rs_log_keygen(a->pos[0], a->cosigner ? RS_NOTE_ALG_COSIGNATURE : RS_NOTE_ALG_ED25519,
+                      a->output, &err) < 0)
         return cli_fail(&err);
-    }
-    if (rs_merkle_inclusion_proof(v->leaves, head->size, index, &path, &err) < 0)
-        return cli_fail(&err);
-    if (!rs_merkle_verify_inclusion(index, head->size, &v->leaves[index], &path, &head->root)) {
-        rs_fail(&err, "internal error: the inclusion proof does not verify");
-        return cli_fail(&err);
-    }
-    return cli_json_print(json_pack("{s:I, s:I, s:o, s:o, s:s, s:o}", "leaf_index", (json_int_t)index, "tree_size",
-                                    (json_int_t)head->size, "root", hex(&head->root), "leaf_hash",
-                                    hex(&v->leaves[index]), "entry", v->entries[index], "audit_path",
-                                    hex_list(&path)));
+    printf("%s.key (private, 0600) and %s.vkey written\n", a->output, a->output);
+    return EXIT_OK;
 }
 
-static int do_consistency(rs_log_view *v, const char *old_s, const char *new_s)
+static int do_verify(const log_args *a)
 {
-    _cleanup_(rs_hash_list_free) rs_hash_list proof = { 0 };
-    const rs_log_head *old_head, *new_head;
-    uint64_t m, n;
+    rs_note_key vkey = { 0 }, witnesses[LOG_MAX_WITNESSES] = { 0 };
+    rs_audit_result r;
+    char root[2 * RS_HASH_LEN + 1];
     rs_error err;
+    int rc;
 
-    if (!parse_size(old_s, &m) || !parse_size(new_s, &n) || m == 0 || m > n)
-        return cli_usage(&cmd_log, "sizes must be numbers with 0 < OLD-SIZE <= NEW-SIZE");
-    old_head = rs_log_view_head(v, m);
-    new_head = rs_log_view_head(v, n);
-    if (!old_head || !new_head) {
-        rs_fail(&err, "the log has no signed tree head of size %llu", (unsigned long long)(old_head ? n : m));
+    if (a->n_pos != 1)
+        return cli_usage(&cmd_log, "verify takes LOGDIR");
+    if ((rc = log_load_keys(a, &vkey, witnesses)) != EXIT_OK)
+        return rc;
+    rc = rs_log_audit(a->pos[0], &vkey, witnesses, a->n_witnesses, (size_t)a->min_witnesses, &r, &err);
+    log_free_keys(&vkey, witnesses, a->n_witnesses);
+    if (rc < 0)
         return cli_fail(&err);
+    rs_hex(r.root.b, RS_HASH_LEN, root);
+    printf("%s: %llu entries and %llu tiles, all consistent with the checkpoint\nroot %s\n", a->pos[0],
+           (unsigned long long)r.size, (unsigned long long)r.tiles, root);
+    return EXIT_OK;
+}
+
+/* Entries as JSON objects, one a line, appended --batch at a time. */
+static int do_append(const log_args *a)
+{
+    _cleanup_(rs_translogp) rs_translog *l = NULL;
+    size_t cap = a->batch > 0 ? (size_t)a->batch : 1000, n = 0, len = 0;
+    _cleanup_free_ json_t **batch = calloc(cap, sizeof(json_t *));
+    _cleanup_free_ char *line = NULL;
+    rs_error err;
+    int rc = 0;
+
+    if (a->n_pos != 1 || !a->key)
+        return cli_usage(&cmd_log, "append takes LOGDIR and --key KEY");
+    if (!batch || rs_translog_open(a->pos[0], a->key, true, &l, &err) < 0)
+        return batch ? cli_fail(&err) : EXIT_FAIL;
+    for (ssize_t got; rc == 0 && (got = getline(&line, &len, stdin)) >= 0;) {
+        if (got <= 1)
+            continue;
+        batch[n] = json_loads(line, JSON_REJECT_DUPLICATES, NULL);   /* json_is_object() reads it twice */
+        if (!json_is_object(batch[n])) {
+            json_decref(batch[n]);
+            rs_fail(&err, "stdin: entry %llu is not a JSON object", (unsigned long long)rs_translog_size(l) + n + 1);
+            rc = -1;
+            break;
+        }
+        if (++n == cap)
+            rc = rs_translog_append(l, batch, n, NULL, &err);
+        for (size_t i = 0; n == cap && i < n; i++)
+            json_decref(batch[i]);
+        n = n == cap ? 0 : n;
     }
-    if (rs_merkle_consistency_proof(v->leaves, m, n, &proof, &err) < 0)
+    if (rc == 0 && n)
+        rc = rs_translog_append(l, batch, n, NULL, &err);
+    for (size_t i = 0; i < n; i++)
+        json_decref(batch[i]);
+    if (rc < 0)
         return cli_fail(&err);
-    if (!rs_merkle_verify_consistency(m, n, &old_head->root, &new_head->root, &proof)) {
-        rs_fail(&err, "the head of size %llu does not extend the head of size %llu", (unsigned long long)n,
-                (unsigned long long)m);
+    printf("%s: %llu entries\n", a->pos[0], (unsigned long long)rs_translog_size(l));
+    return EXIT_OK;
+}
+
+static int do_migrate(const log_args *a)
+{
+    rs_error err;
+    uint64_t n, heads;
+
+    if (a->n_pos != 2 || !a->key || !a->cert)
+        return cli_usage(&cmd_log, "migrate takes OLD-LOGDIR NEW-LOGDIR, --key KEY and --cert CERT (the old log's "
+                                   "certificate, pinned)");
+    if (rs_log_migrate(a->pos[0], a->cert, a->pos[1], a->key, &n, &heads, &err) < 0)
         return cli_fail(&err);
+    printf("%s: %llu entries; the roots of all %llu signed heads of %s are reproduced\n", a->pos[1],
+           (unsigned long long)n, (unsigned long long)heads, a->pos[0]);
+    return EXIT_OK;
+}
+
+static void report_unlogged(void *ctx, const char *tarball, const char *member)
+{
+    (void)ctx;
+    printf("%s: %s: a published signature that the log lacks\n", tarball, member);
+}
+
+static void report_unpublished(void *ctx, uint64_t index, const rs_hash *sig)
+{
+    char hex[2 * RS_HASH_LEN + 1];
+
+    rs_hex(sig->b, RS_HASH_LEN, hex);
+    printf("%s: entry %llu: signature %s is carried by no published package\n", (const char *)ctx,
+           (unsigned long long)index, hex);
+}
+
+static int do_monitor(const log_args *a)
+{
+    rs_note_key vkey = { 0 }, witnesses[LOG_MAX_WITNESSES] = { 0 };
+    rs_monitor_report r = { .ctx = a->pos[0], .unlogged_fn = report_unlogged, .unpublished_fn = report_unpublished };
+    rs_audit_result res;
+    rs_error err;
+    int rc;
+
+    if (a->n_pos != 1 || !a->archive)
+        return cli_usage(&cmd_log, "monitor takes LOGDIR and --archive DIR");
+    if ((rc = log_load_keys(a, &vkey, witnesses)) != EXIT_OK)
+        return rc;
+    rc = rs_log_audit(a->pos[0], &vkey, witnesses, a->n_witnesses, (size_t)a->min_witnesses, &res, &err) < 0 ||
+         rs_log_monitor(a->pos[0], res.size, a->archive, &r, &err) < 0;
+    log_free_keys(&vkey, witnesses, a->n_witnesses);
+    if (rc)
+        return cli_fail(&err);
+    printf("%s: %zu archive signatures logged, %zu published in %zu tarballs under %s; %zu entries from the "
+           "socket not checked; %zu unpublished, %zu unlogged\n", a->pos[0], r.logged, r.published, r.tarballs,
+           a->archive, r.not_archive, r.unpublished, r.unlogged);
+    return r.unpublished || r.unlogged ? EXIT_FAIL : EXIT_OK;
+}
+
+static int parse_opt(log_args *a, int c)
+{
+    switch (c) {
+    case 'v': a->vkey = optarg; return 0;
+    case 'k': a->key = optarg; return 0;
+    case 'o': a->output = optarg; return 0;
+    case 'e': a->entry = optarg; return 0;
+    case 'c': a->cert = optarg; return 0;
+    case 'C': a->cosigner = true; return 0;
+    case 'a': a->archive = optarg; return 0;
+    case 'w':
+        if (a->n_witnesses == LOG_MAX_WITNESSES)
+            return cli_usage(&cmd_log, "at most %d --witness keys", LOG_MAX_WITNESSES);
+        a->witness[a->n_witnesses++] = optarg;
+        return 0;
+    case 'm':
+        return cli_parse_index(optarg, &a->min_witnesses) ? 0 : cli_usage(&cmd_log, "--min-witnesses: a number");
+    case 'b':
+        return cli_parse_index(optarg, &a->batch) && a->batch > 0 ? 0 : cli_usage(&cmd_log, "--batch: a number > 0");
+    case -2: return -2;
+    default: return EXIT_USAGE;
     }
-    return cli_json_print(json_pack("{s:I, s:I, s:o, s:o, s:o}", "old_size", (json_int_t)m, "new_size",
-                                    (json_int_t)n, "old_root", hex(&old_head->root), "new_root",
-                                    hex(&new_head->root), "proof", hex_list(&proof)));
 }
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "cert", required_argument, NULL, 'c' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
-    const char *sub, *cert = NULL;
-    _cleanup_(rs_log_view_free) rs_log_view v = { 0 };
-    rs_error err;
-    int c, nargs;
+    log_args a = { 0 };
+    const char *sub;
+    int c, rc;
 
-    while ((c = cli_getopt(&cmd_log, argc, argv, "c:h", longopts)) != -1) {
-        switch (c) {
-        case 'c': cert = optarg; break;
-        case -2: return EXIT_OK;
-        default: return EXIT_USAGE;
-        }
-    }
-    nargs = argc - optind;
-    sub = nargs > 0 ? argv[optind] : "";
-    if (!((!strcmp(sub, "verify") && nargs == 2) || (!strcmp(sub, "prove") && nargs == 3) ||
-          (!strcmp(sub, "consistency") && nargs == 4)))
-        return cli_usage(&cmd_log, "expected verify LOGDIR, prove LOGDIR ENTRY or consistency LOGDIR OLD NEW");
-    if (load(argv[optind + 1], cert, &v, &err) < 0)
-        return cli_fail(&err);
+    while ((c = cli_getopt(&cmd_log, argc, argv, "v:k:o:e:c:w:m:b:Ca:h", longopts)) != -1)
+        if ((rc = parse_opt(&a, c)) != 0)
+            return rc == -2 ? EXIT_OK : rc;
+    sub = optind < argc ? argv[optind] : "";
+    a.pos = argv + optind + 1;
+    a.n_pos = optind < argc ? argc - optind - 1 : 0;
+    if (!strcmp(sub, "keygen"))
+        return do_keygen(&a);
     if (!strcmp(sub, "verify"))
-        return do_verify(argv[optind + 1], &v);
+        return do_verify(&a);
+    if (!strcmp(sub, "append"))
+        return do_append(&a);
+    if (!strcmp(sub, "migrate"))
+        return do_migrate(&a);
     if (!strcmp(sub, "prove"))
-        return do_prove(&v, argv[optind + 2]);
-    return do_consistency(&v, argv[optind + 2], argv[optind + 3]);
+        return log_prove(&a);
+    if (!strcmp(sub, "verify-proof"))
+        return log_verify_proof(&a);
+    if (!strcmp(sub, "consistency"))
+        return log_consistency(&a);
+    if (!strcmp(sub, "cosign"))
+        return log_cosign(&a);
+    if (!strcmp(sub, "monitor"))
+        return do_monitor(&a);
+    return cli_usage(&cmd_log,
+                     "expected keygen, verify, prove, verify-proof, consistency, cosign, append, migrate or monitor");
 }

@@ -20,7 +20,7 @@ void rs_service_config_free(rs_service_config *c)
 {
     char **strings[] = { &c->archive, &c->archive_keyring, &c->requests, &c->requests_signature,
                          &c->requests_keyring, &c->keys[0].key, &c->keys[0].cert, &c->keys[1].key,
-                         &c->keys[1].cert, &c->log_key.key, &c->log_key.cert, &c->allowlist, &c->output,
+                         &c->keys[1].cert, &c->log_key, &c->allowlist, &c->output,
                          &c->log_dir, &c->socket, &c->metrics_file };
 
     for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
@@ -76,9 +76,9 @@ static bool same_key(const rs_key_spec *a, const rs_key_spec *b)
 }
 
 /* One key, one purpose: a key that signs EFI images must not also sign
- * modules (a module signature is a bare signature over a digest) or the
- * log. Named by path; the service also compares the certificates it
- * loads (service.c). */
+ * modules (a module signature is a bare signature over a digest). Named
+ * by path; the service also compares the public keys it loads
+ * (service.c). The log key is another kind of key (get_log_key). */
 static int check_one_purpose(const rs_service_config *c, rs_error *err)
 {
     const rs_key_spec *efi = &c->keys[SIG_EFI], *mod = &c->keys[SIG_LINUX_MODULE];
@@ -86,8 +86,27 @@ static int check_one_purpose(const rs_service_config *c, rs_error *err)
     if (same_key(efi, mod))
         return rs_fail(err, "\"keys\": efi and linux-module name the same key or certificate; give each "
                             "sig_type its own key");
-    if (same_key(&c->log_key, efi) || same_key(&c->log_key, mod))
-        return rs_fail(err, "\"log_key\" names a Secure Boot key; the log needs a key of its own");
+    return 0;
+}
+
+/* The log's checkpoints are signed notes by a key of their own: a Secure
+ * Boot key signing them would sign bytes a client could also ask for. */
+static int get_log_key(const json_t *doc, rs_service_config *c, rs_error *err)
+{
+    const json_t *v = json_object_get(doc, "log_key");
+
+    if (v && !json_is_string(v))
+        return rs_fail(err, "\"log_key\" must name a signed-note signer key file ('reprosign log keygen'), "
+                            "not a Secure Boot key and certificate");
+    if (get_path(doc, "log_key", false, false, &c->log_key, err) < 0)
+        return -1;
+    for (size_t i = 0; c->log_key && i < 2; i++) {
+        _cleanup_free_ char *a = realpath(c->log_key, NULL), *b = c->keys[i].key ? realpath(c->keys[i].key, NULL) : NULL;
+
+        if (c->keys[i].key && (!strcmp(c->log_key, c->keys[i].key) || (a && b && !strcmp(a, b))))
+            return rs_fail(err, "\"log_key\": %s is a Secure Boot signing key; the log needs its own key "
+                                "('reprosign log keygen')", c->log_key);
+    }
     return 0;
 }
 
@@ -105,7 +124,7 @@ static int get_keys(const json_t *doc, rs_service_config *c, rs_error *err)
     }
     if (get_key(keys, rs_sig_type_name(SIG_EFI), &c->keys[SIG_EFI], err) < 0 ||
         get_key(keys, rs_sig_type_name(SIG_LINUX_MODULE), &c->keys[SIG_LINUX_MODULE], err) < 0 ||
-        get_key(doc, "log_key", &c->log_key, err) < 0)
+        get_log_key(doc, c, err) < 0)
         return -1;
     return check_one_purpose(c, err);
 }

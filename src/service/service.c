@@ -39,8 +39,7 @@ struct rs_service {
     int lock_fd;
     rs_note_fn note;
     void *note_ctx;
-    rs_signer *by_type[2];       /* may alias each other and log_signer */
-    rs_signer *log_signer;
+    rs_signer *by_type[2];       /* may alias each other */
     rs_signer *owned[3];
     size_t n_owned;
     rs_translog *log;
@@ -102,12 +101,28 @@ static int make_published(const char *dir, rs_error *err)
     return chmod(dir, 0755) == 0 ? 0 : rs_fail(err, "%s: %s", dir, strerror(errno));
 }
 
+/* Without a configured log_key, the service's own: STATE/log.key, named
+ * <hostname>/reprosign; STATE/log.vkey is what verifiers pin. */
+static int make_log_key(const char *state_dir, rs_error *err)
+{
+    char host[256] = "", name[300];
+    _cleanup_free_ char *prefix = path_join(state_dir, "log");
+
+    if (!prefix)
+        return rs_fail(err, "out of memory");
+    if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+        snprintf(host, sizeof(host), "localhost");
+    snprintf(name, sizeof(name), "%s/reprosign", host);
+    return rs_log_keygen(name, RS_NOTE_ALG_ED25519, prefix, err);
+}
+
 int rs_service_init(const char *state_dir, const char *config_path, rs_error *err)
 {
     rs_service_config cfg;
     _cleanup_free_ char *abs = realpath(config_path, NULL), *db = path_join(state_dir, "state.db"),
                         *staging = path_join(state_dir, "staging");
     _cleanup_(rs_statep) rs_state *st = NULL;
+    bool own_log_key;
     int rc;
 
     if (!abs)
@@ -117,6 +132,7 @@ int rs_service_init(const char *state_dir, const char *config_path, rs_error *er
     rc = make_published(cfg.output, err);
     if (rc == 0 && cfg.log_dir)
         rc = make_published(cfg.log_dir, err);
+    own_log_key = !cfg.log_key;
     rs_service_config_free(&cfg);
     if (rc < 0)
         return -1;
@@ -130,7 +146,7 @@ int rs_service_init(const char *state_dir, const char *config_path, rs_error *er
         return -1;
     if (mkdir(staging, 0700) < 0 && errno != EEXIST)
         return rs_fail(err, "%s: %s", staging, strerror(errno));
-    if (make_private(staging, err) < 0)
+    if (make_private(staging, err) < 0 || (own_log_key && make_log_key(state_dir, err) < 0))
         return -1;
     if (rs_state_open(db, true, &st, err) < 0 || rs_state_meta_set(st, "config", abs, err) < 0)
         return -1;
@@ -225,13 +241,13 @@ static char *log_dir(rs_service *s)
 
 int rs_service_load_keys(rs_service *s, rs_error *err)
 {
-    const rs_key_spec *seen[3] = { &s->cfg.keys[0], &s->cfg.keys[1], &s->cfg.log_key };
-    rs_signer *opened[3] = { 0 };
-    _cleanup_free_ char *dir = log_dir(s);
+    const rs_key_spec *seen[2] = { &s->cfg.keys[0], &s->cfg.keys[1] };
+    rs_signer *opened[2] = { 0 };
+    _cleanup_free_ char *dir = log_dir(s), *own_key = path_join(s->dir, "log.key");
 
-    if (!dir)
+    if (!dir || !own_key)
         return rs_fail(err, "out of memory");
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 2; i++) {
         if (seen[i]->key && open_key(s, seen[i], seen, opened, i, &opened[i], err) < 0)
             return -1;
     }
@@ -240,15 +256,14 @@ int rs_service_load_keys(rs_service *s, rs_error *err)
     /* Two spellings of one token object are still one key. */
     if (opened[0] && opened[1] && EVP_PKEY_eq(X509_get0_pubkey(opened[0]->cert), X509_get0_pubkey(opened[1]->cert)) == 1)
         return rs_fail(err, "the efi and linux-module keys are one key; give each sig_type its own key");
-    s->log_signer = opened[2] ? opened[2] : opened[0] ? opened[0] : opened[1];
     rs_p11_pin_scrub_env();
     if (s->cfg.allow_unsigned_archive)
         rs_notef(s->note, s->note_ctx, &(rs_log_fields){ .priority = LOG_WARNING },
                  "allow_unsigned_archive is set: unsigned Release files and requests are accepted; "
                  "never run so in production");
-    if (!s->log_signer)
+    if (!opened[0] && !opened[1])
         return rs_fail(err, "no keys are configured");
-    return rs_translog_open(dir, s->log_signer, true, &s->log, err);
+    return rs_translog_open(dir, s->cfg.log_key ? s->cfg.log_key : own_key, true, &s->log, err);
 }
 
 /* ---- requests ---- */
@@ -631,11 +646,14 @@ static int append_to_log(rs_service *s, const rs_state_row *row, rs_error *err)
     json_auto_t *entries = json_loads(row->entries ? row->entries : "", 0, NULL);
     _cleanup_free_ json_t **list = NULL;
     size_t n = json_array_size(entries);
+    bool logged = false;
 
     if (!json_is_array(entries))
         return rs_fail(err, "%s: the state holds no log entries for it", row->req.id);
-    if (n == 0 || rs_translog_has_request(s->log, row->req.id))
-        return 0;
+    /* A crash after the append and before the state noted it: the
+     * request's entries are in the log already (its first one says so). */
+    if (n == 0 || rs_translog_contains(s->log, json_array_get(entries, 0), &logged, err) < 0 || logged)
+        return n && !logged ? -1 : 0;
     if (!(list = calloc(n, sizeof(json_t *))))
         return rs_fail(err, "out of memory");
     for (size_t i = 0; i < n; i++)

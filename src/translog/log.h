@@ -1,18 +1,14 @@
-/* The transparency log: an append-only Merkle tree (RFC 9162 hashing) of
- * every signature the service makes, kept in a directory anyone can copy:
+/* The transparency log: every signature the service makes, as a
+ * c2sp.org/tlog-tiles log (see translog/tiles.h and docs/transparency-log.md)
+ * whose checkpoints are signed notes by a dedicated Ed25519 log key.
  *
- *   entries.jsonl   one entry per line, compact JSON with sorted keys; the
- *                   line's bytes (without the newline) are the leaf data
- *   heads.jsonl     one signed tree head per line: size, root, time, and
- *                   the leaf hashes it adds since the previous head
- *   log-cert.pem    the certificate of the key that signs the heads
- *
- * A head is signed over SHA-256 of its canonical JSON without the
- * "signature" member. A signature leaves the service only once its entry
- * is on disk; heads follow, at once when the log is idle and every 50 ms
- * under load (one head per batch would cost a signature per batch).
- * Entries a crash left without a head are covered by a new head when the
- * log is opened again; only an incomplete last line is dropped. */
+ * An entry is a JSON object, encoded canonically (compact, keys sorted,
+ * UTF-8): those bytes are the leaf data. Appending writes only the right
+ * edge: the new entries' bundles and the tiles on their path to the root,
+ * each by temporary file, fsync and rename; then the directories are
+ * synced, and last the checkpoint is replaced the same way. A crash at any
+ * point leaves the previous checkpoint, whose files are all still there,
+ * or the new one. Opening reads the checkpoint and the right edge only. */
 #ifndef RS_TRANSLOG_H
 #define RS_TRANSLOG_H
 
@@ -20,55 +16,58 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/bytes.h"
 #include "base/cleanup.h"
-#include "crypto/signer.h"
 #include "translog/merkle.h"
+#include "translog/note.h"
 
 typedef struct rs_translog rs_translog;
 
-/* Opens (with create, makes) the log in dir for appending: signer signs
- * the heads and must belong to log-cert.pem when it exists. */
-int rs_translog_open(const char *dir, rs_signer *signer, bool create, rs_translog **out, rs_error *err);
+/* Opens (with create, makes) the log in dir for appending; key_path is the
+ * note signer key (PRIVATE+KEY+...), whose name is the log's origin. The
+ * checkpoint must be signed by it and match the tiles' right edge. */
+int rs_translog_open(const char *dir, const char *key_path, bool create, rs_translog **out, rs_error *err);
 void rs_translog_close(rs_translog *l);
 DEFINE_POINTER_CLEANUP(rs_translogp, rs_translog, rs_translog_close)
 
 uint64_t rs_translog_size(rs_translog *l);
-/* Whether an entry's "request" member already names id. */
-bool rs_translog_has_request(rs_translog *l, const char *id);
 
-/* Appends entries (JSON objects, borrowed) and returns once they are on
- * disk. Safe from many threads at once: callers that arrive during a
- * write are committed together by the next one. *first receives the
- * first entry's index. */
+/* Writes PREFIX.key (mode 0600) and PREFIX.vkey for a new Ed25519 key
+ * named name (alg: RS_NOTE_ALG_ED25519 for a log, _COSIGNATURE for a
+ * witness); refuses to replace either file. */
+int rs_log_keygen(const char *name, uint8_t alg, const char *prefix, rs_error *err);
+
+/* The canonical bytes of an entry (malloc'd, NUL-terminated). */
+char *rs_translog_encode(const json_t *entry);
+
+/* Appends a batch of entries (JSON objects, borrowed) under one new
+ * checkpoint and returns once that checkpoint is on disk. Safe from many
+ * threads (batches are serialised). *first receives the first entry's
+ * index. */
 int rs_translog_append(rs_translog *l, json_t *const *entries, size_t n, uint64_t *first, rs_error *err);
-/* Signs a head over every entry so far (when any is not yet covered). */
+/* The same with entries already encoded (NUL-terminated, kept as they are). */
+int rs_translog_append_raw(rs_translog *l, char *const *bytes, size_t n, uint64_t *first, rs_error *err);
+void rs_translog_root(rs_translog *l, rs_hash *out);
+/* Whether an entry with exactly these bytes is in the log (through the
+ * leaf index, checked against its bundle). */
+int rs_translog_contains(rs_translog *l, const json_t *entry, bool *found, rs_error *err);
+/* Kept for callers that closed a run with a checkpoint: every append
+ * already ends with one, so this only checks the log is open. */
 int rs_translog_checkpoint(rs_translog *l, rs_error *err);
 
-/* ---- reading and checking a copy of the log ---- */
-
-typedef struct rs_log_head {
-    uint64_t size;
-    rs_hash root;
-    int64_t time;
-} rs_log_head;
-
-typedef struct rs_log_view {
-    char **entries;          /* the leaf data, as text */
-    rs_hash *leaves;
-    size_t n_entries;
-    rs_log_head *heads;
-    size_t n_heads;
-    X509 *cert;
-} rs_log_view;
-
-/* Reads the log in dir and checks everything: every entry is JSON, every
- * head is signed by log-cert.pem (or by pin, when given), lists exactly
- * the leaf hashes of the entries it adds and has the root of the tree of
- * that size, and every entry is covered by a head. Failures name the
- * entry or head. */
-int rs_log_verify(const char *dir, X509 *pin, rs_log_view *out, rs_error *err);
-void rs_log_view_free(rs_log_view *v);
-/* The signed head of exactly that size, or NULL. */
-const rs_log_head *rs_log_view_head(const rs_log_view *v, uint64_t size);
+/* ---- the leaf index: leaf hash → entry index, for `log prove --entry` ----
+ * leaf-index/<first byte of the hash, 2 hex digits>: records of 8 more
+ * bytes of the hash and the big-endian index, written by every append.
+ * Not part of the log a verifier reads: a log made by another writer has
+ * none, and `prove --entry` then finds nothing (prove by INDEX works). */
+int rs_leaf_index_add(const char *dir, const rs_hash *leaves, uint64_t first, size_t n, rs_error *err);
+/* Candidates for a leaf hash among the first `size` entries, in order; the
+ * caller checks each against its bundle. */
+int rs_leaf_index_find(const char *dir, const rs_hash *leaf, uint64_t size, uint64_t **idx, size_t *n, rs_error *err);
+/* Looks an entry's bytes up: *found, and *index when found. */
+int rs_log_find_entry(const char *dir, uint64_t size, const char *bytes, size_t len, uint64_t *index, bool *found,
+                      rs_error *err);
+/* The entry at index (read from its bundle in a tree of `size`). */
+int rs_log_read_entry(const char *dir, uint64_t size, uint64_t index, rs_bytes *out, rs_error *err);
 
 #endif

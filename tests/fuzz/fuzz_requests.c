@@ -113,7 +113,7 @@ static void check_key(const rs_key_spec *k)
 static void check_config_paths(const rs_service_config *c)
 {
     const char *optional[] = { c->archive_keyring, c->requests_signature, c->requests_keyring, c->allowlist,
-                               c->log_dir, c->socket };
+                               c->log_dir, c->socket, c->log_key };
 
     if (!c->archive || !c->requests || !c->output || !absolute(c->archive, false) ||
         !absolute(c->requests, false) || !absolute(c->output, false))
@@ -136,7 +136,6 @@ static void check_config(const char *text, size_t len)
     check_config_paths(&c);
     check_key(&c.keys[0]);
     check_key(&c.keys[1]);
-    check_key(&c.log_key);
     if (!c.keys[0].key && !c.keys[1].key)
         fuzz_bug("a configuration was accepted with no signing key", NULL);
     if (c.poll_interval < 1 || c.poll_interval > 86400)

@@ -21,6 +21,9 @@
 #                              signed and not, compressed; small real modules
 #                              as Debian signed them, stripped, re-signed;
 #                              detached module CMS signatures
+#   OUTDIR/fuzz_note/          checkpoints of a log signed with the fuzz log
+#                              key, one cosigned; key files
+#   OUTDIR/fuzz_tlog_proof/    entry, NUL, its tlog-proof from that log
 #   OUTDIR/fuzz_requests/      '0' + requests.json, '1' + Release, '2' +
 #                              Packages, '3' + service config (the first byte
 #                              picks the parser, mod 4)
@@ -376,7 +379,7 @@ seed("config-full.json", 3, """{
   "requests_keyring": "/etc/reprosign/dak.gpg",
   "keys": {"efi": {"key": "pkcs11:token=Debian%20Secure%20Boot;object=efi;type=private", "cert": "/etc/reprosign/efi.crt"},
            "linux-module": {"key": "/etc/reprosign/module.key", "cert": "pkcs11:token=Debian%20Secure%20Boot;object=module;type=cert"}},
-  "log_key": {"key": "/etc/reprosign/log.key", "cert": "/etc/reprosign/log.crt"},
+  "log_key": "/etc/reprosign/log.key",
   "trusted_certs_allowlist": "/etc/reprosign/trusted-certs",
   "output": "/srv/reprosign/out",
   "log": "/srv/reprosign/log",
@@ -696,6 +699,28 @@ for f in "$esl"/* "$vars"/* "$mod"/* "$svc"/*; do
         rm -f "$f"
     fi
 done
+if [[ -x $reprosign ]]; then
+    # The transparency log: a small log signed with the fuzz keys.
+    keys=$(dirname "$0")/fuzz_tlog_keys.h
+    tl=$out/tlog-work
+    mkdir -p "$tl" "$out/fuzz_note" "$out/fuzz_tlog_proof"
+    sed -n 's/^#define FUZZ_LOG_SKEY "\(.*\)"$/\1/p' "$keys" >"$tl/log.key"
+    sed -n 's/^#define FUZZ_WITNESS_SKEY "\(.*\)"$/\1/p' "$keys" >"$tl/w.key"
+    sed -n 's/^#define FUZZ_LOG_VKEY "\(.*\)"$/\1/p' "$keys" >"$tl/log.vkey"
+    for n in 1 3 300; do
+        python3 -c "for i in range($n): print('{\"i\":%d,\"path\":\"usr/lib/shim/fbx64.efi\"}' % i)" >"$tl/e$n"
+        "$reprosign" log append "$tl/L$n" --key "$tl/log.key" --batch 100 <"$tl/e$n" >/dev/null
+        cp "$tl/L$n/checkpoint" "$out/fuzz_note/checkpoint-$n"
+        for k in 0 $(( n / 2 )); do
+            { sed -n "$((k + 1))p" "$tl/e$n" | tr -d '\n'; printf '\0'; "$reprosign" log prove "$tl/L$n" "$k"; } \
+                >"$out/fuzz_tlog_proof/proof-$n-$k"
+        done
+    done
+    "$reprosign" log cosign "$tl/L300" "$out/fuzz_note/checkpoint-300" --vkey "$tl/log.vkey" --key "$tl/w.key" \
+        >"$out/fuzz_note/cosigned" 2>/dev/null
+    cp "$tl/log.key" "$out/fuzz_note/key"; cp "$tl/log.vkey" "$out/fuzz_note/vkey"
+    rm -rf "$tl"
+fi
 # The rest needs the CLI and the shim fixtures.
 if [[ ! -x $reprosign ]] || (( ! ${#unsigned[@]} || ! ${#signed[@]} )); then
     echo "make-seeds: no $reprosign or no fixtures under $fixtures (tests/fetch-fixtures.sh): no PE seeds" >&2
@@ -837,5 +862,6 @@ if sys.argv[3] and os.path.exists(sys.argv[4]):
     r.pop("image")
     seed("module-bare", b"\0" + frame(json.dumps(r, separators=(",", ":")).encode()))
 PY
+
 
 echo "make-seeds: $(summary)in $out (largest PE seed $(wc -c "$pe"/* | sort -n | tail -2 | head -1 | awk '{print $1}') bytes)"

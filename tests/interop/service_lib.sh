@@ -84,7 +84,7 @@ JSON
 }
 
 svc() { "$REPROSIGN" service "$@"; }
-log_size() { if [ -f "$1/entries.jsonl" ]; then wc -l <"$1/entries.jsonl"; else echo 0; fi; }
+log_size() { if [ -f "$1/checkpoint" ]; then sed -n 2p "$1/checkpoint"; else echo 0; fi; }
 status_of() {  # status_of STATE ID
     "$REPROSIGN" service status --state "$1" --json | python3 -c "
 import json,sys

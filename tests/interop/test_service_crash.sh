@@ -56,10 +56,12 @@ st = json.loads(subprocess.check_output([reprosign, 'service', 'status', '--stat
 assert sorted(r['id'] for r in st['requests']) == sorted(ids), st
 assert all(r['status'] == 'published' for r in st['requests']), st
 assert sorted(os.listdir(out)) == sorted(ids), os.listdir(out)      # nothing hidden, nothing partial
-entries = [json.loads(l) for l in open(os.path.join(log, 'entries.jsonl'))]
+entries = [json.loads(l) for l in subprocess.check_output(
+    ['python3', os.path.join(os.environ['TESTS_DIR'], 'interop', 'tlog_entries.py'), log]).splitlines()]
 count = collections.Counter((e['request'], e['path']) for e in entries)
 assert len(entries) == 4 and all(v == 1 for v in count.values()), count
-subprocess.check_call([reprosign, 'log', 'verify', log], stdout=subprocess.DEVNULL)
+subprocess.check_call([reprosign, 'log', 'verify', log, '--vkey', os.path.join(state, 'log.vkey')],
+                      stdout=subprocess.DEVNULL)
 for r in st['requests']:
     d = os.path.join(out, r['id'])
     names = sorted(os.listdir(d))

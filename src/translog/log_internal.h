@@ -1,0 +1,31 @@
+/* Shared by log.c (appending) and log_open.c (opening). */
+#ifndef RS_LOG_INTERNAL_H
+#define RS_LOG_INTERNAL_H
+
+#include <pthread.h>
+
+#include "translog/log.h"
+#include "translog/tiles.h"
+
+struct rs_translog {
+    char *dir;
+    rs_note_key key;
+    int lock_fd;
+    pthread_mutex_t mu;                            /* the writer's, and readers' */
+    pthread_mutex_t queue_mu;
+    struct pending *queue;                         /* batches waiting, newest first */
+    uint64_t size;
+    rs_hash edge[RS_TILE_LEVELS][RS_TILE_WIDTH];   /* each level's partial tile */
+    unsigned edge_n[RS_TILE_LEVELS];
+    rs_bytes bundle;                               /* the partial entry bundle */
+    rs_merkle_frontier frontier;
+};
+
+/* Reads the right edge of the tree of l->size entries into memory; with
+ * root, checks the tree has it. */
+int rs_log_load_edge(rs_translog *l, const rs_hash *root, rs_error *err);
+/* Makes everything written durable, then the checkpoint of l->size. */
+int rs_log_put_checkpoint(rs_translog *l, rs_error *err);
+int rs_log_sync_dir(const char *path, rs_error *err);
+
+#endif
