@@ -1,0 +1,64 @@
+/* Inside the signing service (service.h): its state, shared by the files
+ * that do one job each:
+ *   service.c          init, open, close, keys and the log;
+ *   service_intake.c   requests.json in, embargo by a suite's identity;
+ *   service_sign.c     one request signed in staging;
+ *   service_publish.c  signed outputs published, and uploaded;
+ *   service_pass.c     passes, serving, status, release, retry, metrics. */
+#ifndef RS_SERVICE_INTERNAL_H
+#define RS_SERVICE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "service/metrics.h"
+#include "service/repo.h"
+#include "service/service.h"
+#include "service/state.h"
+#include "translog/log.h"
+
+#define MAX_REQUESTS_FILE (64 * 1024 * 1024)
+#define MAX_OUTPUT_FILE ((size_t)2 << 30)
+
+struct rs_service {
+    char *dir;
+    rs_service_config cfg;
+    rs_state *state;
+    int lock_fd;
+    rs_note_fn note;
+    void *note_ctx;
+    rs_signer *by_type[2];       /* may alias each other */
+    rs_signer *owned[3];
+    size_t n_owned;
+    rs_translog *log;
+    rs_metrics metrics;
+    int64_t last_success;        /* of a whole pass, for the metrics */
+};
+
+/* A note with no journal fields. */
+#define note(s, ...) rs_notef((s)->note, (s)->note_ctx, NULL, __VA_ARGS__)
+
+/* STATE/staging/<id>/ holds pub/, the signed outputs waiting to be
+ * published, and one try-XXXXXX/ per attempt. A fresh directory per
+ * attempt, because a killed service's children (dpkg-source) may still be
+ * writing into the last one. */
+typedef struct stage {
+    char *dir, *pub, *work, *template_deb, *probe, *debs, *out, *made;
+} stage;
+
+char *svc_path_join(const char *a, const char *b);
+/* Makes a rename or a new file in dir survive a power cut. */
+int svc_sync_path(const char *path, rs_error *err);
+/* The archive as the configuration names it, with its age limit. */
+rs_repo svc_archive(const rs_service *s);
+/* Reads requests.json and records the new requests. */
+int svc_ingest(rs_service *s, rs_error *err);
+int svc_stage_paths(rs_service *s, const char *id, stage *g, rs_error *err);
+void svc_stage_free(stage *g);
+/* pending -> signed (or held), its outputs in staging/<id>/pub. */
+int svc_sign_request(rs_service *s, const rs_state_row *row, rs_error *err);
+/* signed -> published: its log entries, OUTPUT/<id>/, the upload. */
+int svc_publish(rs_service *s, const rs_state_row *row, rs_error *err);
+/* Hidden directories a pass died in the middle of copying. */
+void svc_clean_output(rs_service *s);
+
+#endif
