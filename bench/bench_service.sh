@@ -21,10 +21,14 @@ work=$(mktemp -d -p "${BENCH_DIR:-/tmp}")
 trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 openssl req -new -x509 -newkey rsa:2048 -nodes -sha256 -days 30 -subj "/CN=bench" \
     -keyout "$work/k.pem" -out "$work/c.pem" 2>/dev/null
+# One key per sig_type, as the service requires.
+openssl req -new -x509 -newkey rsa:2048 -nodes -sha256 -days 30 -subj "/CN=bench modules" \
+    -keyout "$work/mk.pem" -out "$work/mc.pem" 2>/dev/null
 mkdir -p "$work/out"
 cat >"$work/config.json" <<JSON
 {"archive": "$work/none", "requests": "$work/none.json", "allow_unsigned_archive": true, "output": "$work/out", "log": "$work/log",
- "keys": {"efi": {"key": "$work/k.pem", "cert": "$work/c.pem"}},
+ "keys": {"efi": {"key": "$work/k.pem", "cert": "$work/c.pem"},
+          "linux-module": {"key": "$work/mk.pem", "cert": "$work/mc.pem"}},
  "socket": {"path": "$work/s", "allow_uids": [$(id -u)]}, "poll_interval": 3600}
 JSON
 "$reprosign" service init --state "$work/state" --config "$work/config.json"
@@ -82,9 +86,11 @@ for _ in $(seq "$rounds"); do
     rm -rf "$work/tk" "$work/tv"
     t0=$(date +%s.%N)
     "$reprosign" sign-template "$work/files.json" --packages "$work/pkgs" --key "$work/k.pem" --cert "$work/c.pem" \
+        --module-key "$work/mk.pem" --module-cert "$work/mc.pem" \
         --output "$work/tk" --quiet
     t1=$(date +%s.%N)
     "$reprosign" sign-template "$work/files.json" --packages "$work/pkgs" --via "$work/s" --cert "$work/c.pem" \
+        --module-cert "$work/mc.pem" \
         --output "$work/tv" --quiet
     t2=$(date +%s.%N)
     cmp -s "$work/tk/signatures.tar.xz" "$work/tv/signatures.tar.xz" || { echo "--via gave other signatures" >&2; exit 1; }

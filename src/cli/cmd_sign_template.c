@@ -16,6 +16,8 @@ static const struct option longopts[] = {
     { "key", required_argument, NULL, 'k' }, { "pass", required_argument, NULL, 'W' },
     { "cert", required_argument, NULL, 'c' },
     { "via", required_argument, NULL, 'V' },
+    { "module-key", required_argument, NULL, 'N' },
+    { "module-cert", required_argument, NULL, 'M' },
     { "output", required_argument, NULL, 'o' },
     { "trusted-cert-allowlist", required_argument, NULL, 'a' },
     { "jobs", required_argument, NULL, 'j' },
@@ -31,7 +33,8 @@ const rs_command cmd_sign_template = {
     .summary = "sign what a Debian signing template lists; make the -signed source package",
     .usage = "sign-template TEMPLATE --packages DIR (--key KEY [--pass SPEC] | --via SOCKET) --cert CERT\n"
              "                      --output OUTDIR [--trusted-cert-allowlist FILE] [--jobs N]\n"
-             "                      [--hash ALG] [--no-signing-time] [--quiet]\n\n"
+             "                      [--module-key KEY] [--module-cert CERT] [--hash ALG]\n"
+             "                      [--no-signing-time] [--quiet]\n\n"
              "TEMPLATE is a template .deb, an unpacked template, or a files.json. DIR holds the\n"
              "unsigned binary packages as .deb files (read in place) or unpacked roots named\n"
              "after their package. Every listed file is checked before anything is signed.\n"
@@ -44,7 +47,10 @@ const rs_command cmd_sign_template = {
              "certificate of a key the service holds, and the service gets only each file's\n"
              "digest and name (for its log). The signatures are the same bytes a local key\n"
              "gives. --jobs then defaults to four per core (at most 64), so the service\n"
-             "always has requests waiting.",
+             "always has requests waiting.\n\n"
+             "--module-cert (and, without --via, --module-key) give linux-module files a key\n"
+             "of their own, as the signing service does: one key, one purpose. Without them,\n"
+             "--key and --cert sign every file.",
     .run = run,
     .options = longopts,
 };
@@ -72,7 +78,9 @@ static int run(int argc, char **argv)
 {
     rs_sign_template_options o = { .progress = true };
     const char *key = NULL, *cert = NULL, *via = NULL, *hash = "sha256";
+    const char *module_key = NULL, *module_cert = NULL;
     _cleanup_(cli_signer_close) cli_signer signer = { 0 };
+    _cleanup_(cli_signer_close) cli_signer module_signer = { 0 };
     bool signing_time = true;
     rs_error err;
     int c, rc;
@@ -87,6 +95,8 @@ static int run(int argc, char **argv)
             break;
         case 'c': cert = optarg; break;
         case 'V': via = optarg; break;
+        case 'N': module_key = optarg; break;
+        case 'M': module_cert = optarg; break;
         case 'o': o.output_dir = optarg; break;
         case 'a': o.allowlist = optarg; break;
         case 'j':
@@ -109,9 +119,13 @@ static int run(int argc, char **argv)
         return cli_usage(&cmd_sign_template, "%s", err.msg);
     if (via && !o.jobs)
         o.jobs = via_jobs();
-    if (cli_signer_open(&signer, key, via, cert, NULL, &err) < 0)
+    if ((module_key && via) || (module_key && !module_cert) || (module_cert && !via && !module_key))
+        return cli_usage(&cmd_sign_template, "--module-cert goes with --via, or with --module-key");
+    if (cli_signer_open(&signer, key, via, cert, NULL, &err) < 0 ||
+        (module_cert && cli_signer_open(&module_signer, module_key, via, module_cert, NULL, &err) < 0))
         return cli_fail(&err);
-    o.signers[SIG_EFI] = o.signers[SIG_LINUX_MODULE] = signer.image;
+    o.signers[SIG_EFI] = signer.image;
+    o.signers[SIG_LINUX_MODULE] = module_cert ? module_signer.image : signer.image;
     rs_cancel_on_signals();
     rc = rs_sign_template(&o, &err);
     if (rc < 0 && rs_cancelled())

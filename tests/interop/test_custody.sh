@@ -81,6 +81,21 @@ assert m['client']['pid']>0 and m['client']['exe'].endswith('reprosign'), m
 "
 before=$(log_lines)
 
+# A template of both sig_types through the socket: each file by its own key.
+mkdir -p "$WORK/mixed/mixed-unsigned"
+cp "$WORK/app.efi" "$WORK/m.ko" "$WORK/mixed/mixed-unsigned/"
+echo '{"packages": {"mixed-unsigned": {"files": [{"sig_type": "efi", "file": "app.efi"}, {"sig_type": "linux-module", "file": "m.ko"}]}}}' \
+    >"$WORK/mixed.json"
+"$REPROSIGN" sign-template "$WORK/mixed.json" --packages "$WORK/mixed" --key "$WORK/db.key" --cert "$WORK/db.crt" \
+    --module-key "$WORK/mod.key" --module-cert "$WORK/mod.crt" --output "$WORK/mixed-key" --quiet
+check "sign-template --via with --module-cert: EFI and module files, each by its own key" \
+    "$REPROSIGN" sign-template "$WORK/mixed.json" --packages "$WORK/mixed" --via "$sock" --cert "$WORK/db.crt" \
+    --module-cert "$WORK/mod.crt" --output "$WORK/mixed-via" --quiet
+check "... the same signatures as the keys themselves give" cmp "$WORK/mixed-key/signatures.tar.xz" "$WORK/mixed-via/signatures.tar.xz"
+check "... and the module's was made by the module key" \
+    cmp "$WORK/mixed-via/signatures/mixed-unsigned/m.ko.sig" "$WORK/m.local.sig"
+before=$(log_lines)
+
 # ---- the module key is no oracle ----
 "$REPROSIGN" sign --prepare-offline --cert "$WORK/mod.crt" --output "$WORK/m.req" "$WORK/m.ko"
 openssl x509 -in "$WORK/db.crt" -outform DER | openssl asn1parse -inform DER -strparse 4 -out "$WORK/tbs.der" -noout
