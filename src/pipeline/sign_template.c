@@ -6,21 +6,20 @@
 #include <jansson.h>
 #include <libgen.h>
 #include <openssl/sha.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
 #include "base/file.h"
+#include "base/spawn.h"
 #include "crypto/ossl.h"
 #include "ops/ops.h"
 #include "pipeline/batch.h"
 #include "pipeline/pkgtree.h"
+#include "pipeline/source_tree.h"
 #include "pipeline/tarball.h"
 #include "pipeline/template.h"
 
@@ -294,6 +293,7 @@ typedef struct early_pass {
     rs_pkgtree *tree;
     const char **names;          /* the tree's files.json paths, sorted */
     size_t n;
+    size_t taken;                /* how many of them the walk has met */
 } early_pass;
 
 static int cmp_str(const void *a, const void *b)
@@ -315,8 +315,12 @@ static int early_take(void *ctx, const char *name, int fd, uint64_t size, rs_err
     rs_error ignored;
 
     (void)size;
+    /* After the last wanted file the rest of the package is not decoded
+     * (a kernel image is the fifth of thousands of entries). */
+    int done = ++e->taken == e->n ? RS_DEB_STOP : 0;
+
     if (rs_image_open_fd(&img, fd, name, &ignored) < 0)
-        return 0;
+        return done;
     for (size_t i = 0; i < e->j->n_items; i++) {
         item *it = &e->j->items[i];
 
@@ -327,12 +331,12 @@ static int early_take(void *ctx, const char *name, int fd, uint64_t size, rs_err
         it->format = img.format;
         it->size = img.in.size;
     }
-    return rs_cancelled() ? rs_fail(err, "interrupted") : 0;
+    return rs_cancelled() ? rs_fail(err, "interrupted") : done;
 }
 
 static int digest_deb_early(job *j, rs_pkgtree *tree, rs_error *err)
 {
-    early_pass e = { j, tree, calloc(j->n_items, sizeof(char *)), 0 };
+    early_pass e = { j, tree, calloc(j->n_items, sizeof(char *)), 0, 0 };
     int rc;
 
     if (!e.names)
@@ -493,106 +497,6 @@ static int output_mtime(job *j, rs_error *err)
     return 0;
 }
 
-#define NOT_ALLOWED "links and special files are not allowed in a source template"
-
-/* The source template is copied through descriptors, one name at a time
- * and never following a link: a link put in place of a file or directory
- * after the listing is refused, not followed out of the template. */
-static int copy_file_at(int dir, const char *name, const char *src, const char *dst, mode_t mode, rs_error *err)
-{
-    _cleanup_bytes_ rs_bytes buf = { 0 };
-    int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-
-    if (fd < 0)
-        return rs_fail(err, "%s: %s", src, errno == ELOOP ? NOT_ALLOWED : strerror(errno));
-    if (rs_read_fd(fd, src, 64 * 1024 * 1024, &buf, err) < 0)
-        return rs_error_prefix(err, "%s", src);
-    return rs_write_new_file(dst, buf.data, buf.len, mode, err);
-}
-
-static int copy_tree_at(int from, const char *from_name, const char *to, rs_error *err);
-
-static int copy_entry(int from, const char *from_name, const char *name, const char *to, rs_error *err)
-{
-    _cleanup_free_ char *src = NULL, *dst = NULL;
-    _cleanup_close_ int sub = -1;
-    struct stat st;
-
-    if (asprintf(&src, "%s/%s", from_name, name) < 0 || asprintf(&dst, "%s/%s", to, name) < 0)
-        return rs_fail(err, "out of memory");
-    if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return rs_fail(err, "%s: %s", src, strerror(errno));
-    if (S_ISREG(st.st_mode))
-        return copy_file_at(from, name, src, dst, (st.st_mode & 0111) ? 0755 : 0644, err);
-    if (!S_ISDIR(st.st_mode))
-        return rs_fail(err, "%s: " NOT_ALLOWED, src);
-    if ((sub = openat(from, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return rs_fail(err, "%s: %s", src, errno == ELOOP || errno == ENOTDIR ? NOT_ALLOWED : strerror(errno));
-    return copy_tree_at(sub, src, dst, err);
-}
-
-static int copy_tree_at(int from, const char *from_name, const char *to, rs_error *err)
-{
-    struct dirent **names = NULL;
-    int n = scandirat(from, ".", &names, NULL, alphasort), rc = 0;
-
-    if (n < 0)
-        return rs_fail(err, "%s: %s", from_name, strerror(errno));
-    if (mkdir(to, 0755) < 0 && errno != EEXIST)
-        rc = rs_fail(err, "%s: %s", to, strerror(errno));
-    for (int i = 0; i < n; i++) {
-        if (rc == 0 && strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
-            rc = copy_entry(from, from_name, names[i]->d_name, to, err);
-        free(names[i]);
-    }
-    free(names);
-    return rc;
-}
-
-static int copy_tree(const char *from, const char *to, rs_error *err)
-{
-    _cleanup_close_ int fd = open(from, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-    if (fd < 0)
-        return rs_fail(err, "%s: %s", from, strerror(errno));
-    return copy_tree_at(fd, from, to, err);
-}
-
-/* Runs argv in dir with output captured; on failure reports its last line. */
-static int run_tool(char *const argv[], const char *dir, rs_error *err)
-{
-    _cleanup_close_ int log = memfd_create("tool-log", MFD_CLOEXEC);
-    posix_spawn_file_actions_t fa;
-    extern char **environ;
-    char tail[512] = "";
-    pid_t pid;
-    int status, rc;
-
-    if (log < 0)
-        return rs_fail(err, "memfd_create: %s", strerror(errno));
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, log, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&fa, log, STDERR_FILENO);
-    posix_spawn_file_actions_addchdir_np(&fa, dir);
-    rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return rs_fail(err, "cannot run %s: %s", argv[0], strerror(rc));
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return rs_fail(err, "waitpid: %s", strerror(errno));
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return 0;
-    off_t end = lseek(log, 0, SEEK_END);
-    off_t from = end > (off_t)sizeof(tail) - 1 ? end - (off_t)sizeof(tail) + 1 : 0;
-    ssize_t got = pread(log, tail, sizeof(tail) - 1, from);
-
-    tail[got > 0 ? got : 0] = '\0';
-    while (strlen(tail) && tail[strlen(tail) - 1] == '\n')
-        tail[strlen(tail) - 1] = '\0';
-    return rs_fail(err, "%s failed: %s", argv[0], strrchr(tail, '\n') ? strrchr(tail, '\n') + 1 : tail);
-}
-
 /* nftw() passes no context; set just before the walk. */
 static time_t tree_mtime;
 
@@ -617,7 +521,7 @@ static int copy_source_template(job *j, rs_error *err)
     colon = strchr(version, ':');
     if (asprintf(&j->source_tree, "%s/%s-%s", j->work, j->tpl.source_name, colon ? colon + 1 : version) < 0)
         return rs_fail(err, "out of memory");
-    return copy_tree(j->tpl.source_dir, j->source_tree, err);
+    return rs_copy_source_tree(j->tpl.source_dir, j->source_tree, err);
 }
 
 static int build_source_package(job *j, rs_error *err)
@@ -636,7 +540,7 @@ static int build_source_package(job *j, rs_error *err)
     if (nftw(j->source_tree, set_mtimes, 16, FTW_PHYS) != 0)
         return rs_fail(err, "%s: cannot set file times", j->source_tree);
     char *argv[] = { "dpkg-source", "--format=3.0 (native)", "-b", basename(j->source_tree), NULL };
-    return run_tool(argv, j->work, err);
+    return rs_run_tool(argv, j->work, err);
 }
 
 static int assemble_outputs(job *j, rs_error *err)
