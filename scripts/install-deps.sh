@@ -6,9 +6,9 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
     build-essential cmake pkg-config clang libclang-rt-14-dev \
-    libssl-dev libp11-kit-dev libjansson-dev libarchive-dev libarchive13 libsqlite3-dev \
+    libssl-dev libp11-kit-dev libjansson-dev libarchive-dev libarchive13 libsqlite3-dev libgpgme-dev \
     openssl ca-certificates python3 binutils xz-utils zstd bc time jq git \
     sbsigntool osslsigncode pesign linux-kbuild-6.1 kmod \
     softhsm2 opensc p11-kit \
     dpkg-dev debhelper lintian valgrind groff-base apt-utils gpg gpgv \
-    qemu-system-x86 ovmf gnu-efi mtools dosfstools efitools
+    qemu-system-x86 ovmf gnu-efi mtools dosfstools efitools reprepro apt

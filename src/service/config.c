@@ -12,7 +12,8 @@
 
 static const char *const known_keys[] = {
     "archive", "archive_keyring", "requests", "requests_signature", "requests_keyring", "keys", "log_key",
-    "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval", NULL,
+    "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval",
+    RS_UPLOAD_CONFIG_NAMES, NULL,
 };
 
 void rs_service_config_free(rs_service_config *c)
@@ -29,6 +30,7 @@ void rs_service_config_free(rs_service_config *c)
     free(c->embargoed_suites);
     free(c->uids);
     free(c->gids);
+    rs_upload_config_free(&c->upload);
     memset(c, 0, sizeof(*c));
 }
 
@@ -167,7 +169,8 @@ static int get_fields(const json_t *doc, rs_service_config *c, rs_error *err)
         get_path(doc, "trusted_certs_allowlist", false, false, &c->allowlist, err) < 0 ||
         get_path(doc, "output", true, false, &c->output, err) < 0 ||
         get_path(doc, "log", false, false, &c->log_dir, err) < 0 || get_keys(doc, c, err) < 0 ||
-        get_suites(doc, c, err) < 0 || get_socket(doc, c, err) < 0)
+        get_suites(doc, c, err) < 0 || get_socket(doc, c, err) < 0 ||
+        rs_upload_config_parse(doc, &c->upload, err) < 0)
         return -1;
     if (poll && (!json_is_integer(poll) || json_integer_value(poll) < 1 || json_integer_value(poll) > 86400))
         return rs_fail(err, "\"poll_interval\" must be 1 to 86400 seconds");

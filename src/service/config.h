@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "pipeline/files_json.h"
+#include "service/upload.h"
 
 typedef struct rs_key_spec {
     char *key;       /* file path or pkcs11: URI */
@@ -35,6 +36,7 @@ typedef struct rs_service_config {
     unsigned *gids;
     size_t n_gids;
     unsigned poll_interval;      /* seconds between looks at requests.json */
+    rs_upload_config upload;     /* the signed source-only upload (service/upload.h) */
 } rs_service_config;
 
 int rs_service_config_parse(const char *text, size_t len, rs_service_config *out, rs_error *err);

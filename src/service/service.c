@@ -586,8 +586,18 @@ static int publish(rs_service *s, const rs_state_row *row, rs_error *err)
         if (move_into_output(s, g.pub, dest, row->req.id, err) < 0 || sync_path(s->cfg.output, err) < 0)
             return -1;
     }
-    if (check_outputs(dest, row->outputs, err) < 0 ||
-        rs_state_set_status(s->state, row->req.id, RS_REQ_PUBLISHED, NULL, err) < 0)
+    if (check_outputs(dest, row->outputs, err) < 0)
+        return -1;
+    /* The signed upload (service/upload.c); an embargoed request gets here
+     * only at `service release`. An upload that cannot be made or
+     * delivered fails the request, never goes out unsigned. */
+    rs_error why;
+    if (rs_upload_published(&s->cfg.upload, dest, g.dir, &why) < 0) {
+        note(s, "%s: failed: %s", row->req.id, why.msg);
+        rs_state_set_status(s->state, row->req.id, RS_REQ_FAILED, why.msg, err);
+        return rs_fail(err, "%s: %s", row->req.id, why.msg);
+    }
+    if (rs_state_set_status(s->state, row->req.id, RS_REQ_PUBLISHED, NULL, err) < 0)
         return -1;
     rs_remove_tree(g.dir);
     note(s, "%s: published", row->req.id);
