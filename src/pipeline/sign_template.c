@@ -404,6 +404,18 @@ static int write_sig(const char *base, const item *it, rs_error *err)
     return rs_write_new_file(path, it->sig.data, it->sig.len, 0644, err);
 }
 
+/* debian/signatures/ of the source tree: the files of signatures/, linked. */
+static int link_sig(const job *j, const char *base, const item *it, rs_error *err)
+{
+    _cleanup_free_ char *from = NULL, *to = NULL;
+
+    if (asprintf(&from, "%s/%s", j->sigdir, it->sig_name) < 0 || asprintf(&to, "%s/%s", base, it->sig_name) < 0)
+        return rs_fail(err, "out of memory");
+    if (rs_mkdir_parents(to, err) < 0)
+        return -1;
+    return link(from, to) < 0 ? rs_fail(err, "%s: %s", to, strerror(errno)) : 0;
+}
+
 /* Item k in tarball order, so the tarball's writer rarely waits. */
 static int sign_one(void *ctx, size_t k, rs_error *err)
 {
@@ -425,7 +437,14 @@ static int sign_one(void *ctx, size_t k, rs_error *err)
 
 static void tar_entry(void *ctx, size_t k, const char **path, const void **data, size_t *len)
 {
-    const item *it = ((job *)ctx)->by_name[k];
+    job *j = ctx;
+    const item *it = j->by_name[k];
+
+    /* The writer asks for entry k once k-1 is in the tarball: its bytes
+     * are on disk in signatures/ too, so memory stays flat in the number
+     * of files. */
+    if (k > 0)
+        rs_bytes_free(&j->by_name[k - 1]->sig);
 
     *path = it->sig_name;
     *data = it->sig.data;
@@ -459,31 +478,53 @@ static int sign_all(job *j, rs_error *err)
 
 /* ---- outputs ---- */
 
+/* One file's entry, as JSON_INDENT(2) puts it inside "files": [...]. */
+static int write_manifest_entry(FILE *f, const item *it, const char *fpr, bool last, rs_error *err)
+{
+    char digest[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1];
+    _cleanup_free_ char *text = NULL;
+    json_auto_t *o = NULL;
+
+    rs_digest_format(&it->digest, digest, sizeof(digest));
+    rs_hex(it->sig_sha256, sizeof(it->sig_sha256), sig);
+    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "package", it->pkg->name, "path", it->file->path, "sig_type",
+                  rs_sig_type_name(it->file->type), "signed_digest", digest, "signer_fingerprint", fpr,
+                  "signature_sha256", sig);
+    if (!o || !(text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER)))
+        return rs_fail(err, "out of memory");
+    fputs("    ", f);
+    for (const char *p = text; *p; p++)
+        fputs(*p == '\n' ? "\n    " : (char[]){ *p, 0 }, f);
+    fputs(last ? "\n" : ",\n", f);
+    return 0;
+}
+
+/* Written entry by entry: a document of 50,000 files is never held whole. */
 static int write_manifest(job *j, rs_error *err)
 {
-    _cleanup_free_ char *path = NULL, *text = NULL;
-    json_t *files = json_array(), *doc;
+    _cleanup_free_ char *path = NULL, *tmp = NULL, *head = NULL;
+    _cleanup_fclose_ FILE *f = NULL;
+    json_auto_t *top = json_pack("{s:s?, s:s?}", "template", j->tpl.package, "template_version", j->tpl.version);
     char fpr[65];
+    int rc = 0;
 
-    rs_x509_fingerprint(j->o->signer->cert, fpr);
-    for (size_t i = 0; i < j->n_items; i++) {
-        const item *it = &j->items[i];
-        char digest[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1];
-
-        rs_digest_format(&it->digest, digest, sizeof(digest));
-        rs_hex(it->sig_sha256, sizeof(it->sig_sha256), sig);
-        json_array_append_new(files, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "package", it->pkg->name, "path",
-                                               it->file->path, "sig_type", rs_sig_type_name(it->file->type),
-                                               "signed_digest", digest, "signer_fingerprint", fpr,
-                                               "signature_sha256", sig));
-    }
-    doc = json_pack("{s:s?, s:s?, s:o}", "template", j->tpl.package, "template_version", j->tpl.version, "files",
-                    files);
-    text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(doc);
-    if (!text || asprintf(&path, "%s/manifest.json", j->work) < 0)
+    if (asprintf(&path, "%s/manifest.json", j->work) < 0 || asprintf(&tmp, "%s.tmp", path) < 0 || !top ||
+        !(head = json_dumps(top, JSON_INDENT(2) | JSON_PRESERVE_ORDER)))
         return rs_fail(err, "out of memory");
-    return rs_write_file(path, text, strlen(text), 0644, err);
+    if (!(f = fopen(tmp, "we")))
+        return rs_fail(err, "%s: %s", tmp, strerror(errno));
+    rs_x509_fingerprint(j->o->signer->cert, fpr);
+    /* head is "{\n  ...\n}", or "{}" with neither member: "files" follows. */
+    bool members = strlen(head) > 2;
+
+    head[strlen(head) - (members ? 2 : 1)] = '\0';
+    fprintf(f, "%s%s  \"files\": [%s", head, members ? ",\n" : "\n", j->n_items ? "\n" : "");
+    for (size_t i = 0; rc == 0 && i < j->n_items; i++)
+        rc = write_manifest_entry(f, &j->items[i], fpr, i + 1 == j->n_items, err);
+    fputs(j->n_items ? "  ]\n}" : "]\n}", f);
+    if (rc == 0 && (fflush(f) != 0 || ferror(f) || rename(tmp, path) < 0))
+        rc = rs_fail(err, "%s: %s", path, strerror(errno));
+    return rc;
 }
 
 static int output_mtime(job *j, rs_error *err)
@@ -533,7 +574,7 @@ static int build_source_package(job *j, rs_error *err)
     if (asprintf(&sigs, "%s/debian/signatures", j->source_tree) < 0)
         return rs_fail(err, "out of memory");
     for (size_t i = 0; i < j->n_items; i++)
-        if (write_sig(sigs, &j->items[i], err) < 0)
+        if (link_sig(j, sigs, &j->items[i], err) < 0)
             return -1;
     /* Fixed mtimes, so dpkg-source builds the same tarball every time. */
     tree_mtime = j->mtime;
