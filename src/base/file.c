@@ -620,7 +620,7 @@ int rs_mkdir_parents(const char *path, rs_error *err)
     return mkdir_missing(copy, err);
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int rs_write_all(int fd, const void *data, size_t len)
 {
     const uint8_t *p = data;
 
@@ -650,7 +650,7 @@ int rs_write_new_file(const char *path, const void *data, size_t len, mode_t mod
     }
     if (fd < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    if (write_all(fd, data, len) < 0) {
+    if (rs_write_all(fd, data, len) < 0) {
         int e = errno;
 
         unlink(path);

@@ -73,20 +73,6 @@ static int check_symlink(copy_ctx *c, int dir, const char *name, const char *rel
     return 0;
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, data, len);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        data += w, len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Streamed: a source template's files are never held whole. */
 static int copy_file_at(copy_ctx *c, int dir, const char *name, const char *rel, const char *dst, mode_t mode,
                         rs_error *err)
@@ -109,7 +95,7 @@ static int copy_file_at(copy_ctx *c, int dir, const char *name, const char *rel,
         if ((total += (uint64_t)got) > RS_MAX_SOURCE_FILE)
             return rs_fail(err, "source-template/%s: over the limit of %llu bytes for a source template file", rel,
                            RS_MAX_SOURCE_FILE);
-        if (write_all(out, buf, (size_t)got) < 0)
+        if (rs_write_all(out, buf, (size_t)got) < 0)
             return rs_fail(err, "%s: %s", dst, strerror(errno));
     }
     return 0;

@@ -110,9 +110,8 @@ static int copy_into(const char *src, const char *dir, const char *name, rs_erro
     while (rc == 0 && (got = read(in, buf, sizeof(buf))) != 0) {
         if (got < 0 && errno != EINTR)
             rc = rs_fail(err, "%s: %s", src, strerror(errno));
-        for (ssize_t off = 0, w; rc == 0 && got > 0 && off < got; off += w)
-            if ((w = write(out, buf + off, (size_t)(got - off))) < 0)
-                rc = rs_fail(err, "%s: %s", tmp, strerror(errno));
+        else if (got > 0 && rs_write_all(out, buf, (size_t)got) < 0)
+            rc = rs_fail(err, "%s: %s", tmp, strerror(errno));
     }
     if (rc == 0 && (fchmod(out, 0644) < 0 || fsync(out) < 0 || rename(tmp, dst) < 0))
         rc = rs_fail(err, "%s: %s", dst, strerror(errno));
