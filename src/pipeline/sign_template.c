@@ -350,12 +350,24 @@ static int digest_deb_early(job *j, rs_pkgtree *tree, rs_error *err)
     return rc;
 }
 
+static int digest_deb_early_at(void *ctx, size_t t, rs_error *err)
+{
+    job *j = ctx;
+
+    return j->inputs.trees[t].is_deb ? digest_deb_early(j, &j->inputs.trees[t], err) : 0;
+}
+
+/* The packages are decompressed side by side (a kernel template's three
+ * are each decoded only up to their image), one per core at most: each
+ * decoder holds its dictionary, so more would cost memory, not time. */
 static int digest_debs_early(job *j, rs_error *err)
 {
-    for (size_t t = 0; t < j->inputs.count; t++)
-        if (j->inputs.trees[t].is_deb && digest_deb_early(j, &j->inputs.trees[t], err) < 0)
-            return -1;
-    return 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned jobs = cores > 0 ? (unsigned)cores : 1;
+
+    if (j->o->jobs && j->o->jobs < jobs)
+        jobs = j->o->jobs;
+    return rs_batch_run(j->inputs.count, jobs, digest_deb_early_at, j, err);
 }
 
 /* Keeps an early digest only where the path resolved to the file that

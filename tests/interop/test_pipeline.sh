@@ -79,6 +79,15 @@ for special in abs escape reenter dangle fifo; do
         sign_template "$WORK/template-$special" --packages "$WORK/roots" --output "$WORK/out-$special"
     check "... naming it and its target" grep -qF "${special_why[$special]}" "$WORK/.err"
 done
+# The same refusal from a template .deb, whose source-template/ is
+# extracted with its symlinks before the copy checks them.
+mkdir -p "$WORK/escape-deb"
+dpkg-deb -R "$template_deb" "$WORK/escape-deb/root"
+ln -s ../../../../../../etc "${tsrc/template-root/escape-deb/root}/debian/etc"
+dpkg-deb -b "$WORK/escape-deb/root" "$WORK/escape-deb/template.deb" >/dev/null
+refuses "a template .deb whose source-template holds an escaping symlink" "$WORK/out-escape-deb" \
+    sign_template "$WORK/escape-deb/template.deb" --packages "$WORK/pkgs" --output "$WORK/out-escape-deb"
+check "... naming it and its target" grep -qF "source-template/debian/etc: symlink to ../../../../../../etc escapes the source template" "$WORK/.err"
 cp -a "$WORK/template-root" "$WORK/template-inside"
 ln -s rules "${tsrc/template-root/template-inside}/debian/rules-link"
 mkdir "${tsrc/template-root/template-inside}/debian/sub"
