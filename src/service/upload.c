@@ -120,7 +120,27 @@ static int copy_into(const char *src, const char *dir, const char *name, rs_erro
     return rc;
 }
 
-/* The published .dsc and .tar.xz, by name; exactly one .dsc. */
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n > m && !strcmp(s + n - m, suffix);
+}
+
+/* Which of the published files a name is: the .dsc, the source tarball
+ * (signatures.tar.xz is published beside it, not uploaded), or neither. */
+static char **slot_for(const char *name, char **dsc, char **tarball)
+{
+    if (name[0] == '.')
+        return NULL;
+    if (ends_with(name, ".dsc"))
+        return dsc;
+    if (ends_with(name, ".tar.xz") && strcmp(name, "signatures.tar.xz") != 0)
+        return tarball;
+    return NULL;
+}
+
+/* The published .dsc and .tar.xz, by name: exactly one of each. */
 static int find_source(const char *published, char **dsc, char **tarball, rs_error *err)
 {
     struct dirent **names = NULL;
@@ -129,15 +149,11 @@ static int find_source(const char *published, char **dsc, char **tarball, rs_err
     if (n < 0)
         return rs_fail(err, "%s: %s", published, strerror(errno));
     for (int i = 0; i < n; i++) {
-        const char *name = names[i]->d_name;
-        size_t len = strlen(name);
-        char **slot = len > 4 && !strcmp(name + len - 4, ".dsc")      ? dsc
-                      : len > 7 && !strcmp(name + len - 7, ".tar.xz") && strncmp(name, "signatures.", 11) ? tarball
-                                                                                                         : NULL;
+        char **slot = slot_for(names[i]->d_name, dsc, tarball);
 
-        if (rc == 0 && slot && name[0] != '.' && *slot)
+        if (rc == 0 && slot && *slot)
             rc = rs_fail(err, "%s: more than one %s", published, slot == dsc ? ".dsc" : "source tarball");
-        else if (rc == 0 && slot && name[0] != '.' && !(*slot = strdup(name)))
+        else if (rc == 0 && slot && !(*slot = strdup(names[i]->d_name)))
             rc = rs_fail(err, "out of memory");
         free(names[i]);
     }
