@@ -75,7 +75,8 @@ echo "deb [signed-by=$WORK/archive.gpg] file:$repo bookworm main" >"$aptdir/sour
 printf 'Package: *\nPin: release l=reprosign-test\nPin-Priority: 1001\n' >"$aptdir/preferences.d/test-archive"
 apt_opts=(-o Dir::Etc::SourceList="$aptdir/sources.list" -o Dir::Etc::SourceParts="$aptdir/sources.list.d"
     -o Dir::Etc::PreferencesParts="$aptdir/preferences.d" -o Dir::Etc::Preferences=/dev/null
-    -o Dir::State::Lists="$aptdir/lists" -o Dir::Cache="$aptdir/cache" -o APT::Sandbox::User=root)
+    -o Dir::State::Lists="$aptdir/lists" -o Dir::Cache="$aptdir/cache" -o APT::Sandbox::User=root
+    -o DPkg::Lock::Timeout=600)   # other tests (dpkg -i) may hold dpkg's lock for a while
 # A command, so that checks run through bash -c can use it too.
 { printf '#!/bin/sh\nexport DEBIAN_FRONTEND=noninteractive\nexec apt-get -q'
   printf " '%s'" "${apt_opts[@]}"; printf ' "$@"\n'; } >"$WORK/private-apt"
