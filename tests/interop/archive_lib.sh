@@ -164,7 +164,8 @@ roundtrip() {
     check "$t: dpkg-source -x the -signed source from the pool" bash -c "cd '$build' && dpkg-source -x '$pooldsc' tree >/dev/null 2>&1"
     check "$t: apt updates from the test archive, its Release verified with the archive key" \
         bash -c "'$WORK/private-apt' update >'$WORK/apt-update.log' 2>&1 &&
-            ! grep -q -e '^W:' -e '^E:' '$WORK/apt-update.log' && ls '$aptdir'/lists/*_InRelease >/dev/null 2>&1" 
+            ! grep -q -e '^W:' -e '^E:' '$WORK/apt-update.log' && ls '$aptdir'/lists/*_InRelease >/dev/null 2>&1 ||
+            { cat '$WORK/apt-update.log'; exit 1; }"
     check "$t: apt installs the build dependencies from the test archive" \
         bash -c "cd '$build/tree' &&
             '$WORK/private-apt' build-dep -y --no-install-recommends ./ >'$WORK/build-dep-$t.log' 2>&1 || { tail -5 '$WORK/build-dep-$t.log'; exit 1; }"
