@@ -6,10 +6,10 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
     build-essential cmake pkg-config clang clang-tools libclang-rt-14-dev \
-    libssl-dev libp11-kit-dev libjansson-dev libarchive-dev libarchive13 libsqlite3-dev libsystemd-dev \
+    libssl-dev libp11-kit-dev libjansson-dev libarchive-dev libarchive13 libsqlite3-dev libsystemd-dev libgpgme-dev \
     openssl ca-certificates python3 binutils xz-utils zstd bc time jq git \
     sbsigntool osslsigncode pesign linux-kbuild-6.1 kmod bsdutils \
     softhsm2 opensc p11-kit \
     dpkg-dev debhelper lintian valgrind groff-base apt-utils gpg gpgv systemd util-linux prometheus \
     qemu-system-x86 ovmf gnu-efi mtools dosfstools efitools busybox-static \
-    golang-go golang-golang-x-mod-dev
+    golang-go golang-golang-x-mod-dev reprepro apt

@@ -59,3 +59,21 @@ if [ "$want" = all ] || [ "$want" = bootchain ]; then
     for p in shim-signed grub-efi-amd64-signed "$kpkg"; do extract "$p"; done
     ln -sfn "root/$kpkg" "$dir/signed-kernel"
 fi
+# Every bookworm signing template and the unsigned packages its files.json
+# names (read from the template itself, so a new kernel ABI needs no edit).
+template_unsigned() {   # the packages a template's files.json names
+    local deb
+    deb=$(ls "$dir/debs/${1}"_*.deb | sort -V | tail -n 1)
+    dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/share/code-signing/*/files.json' |
+        python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'
+}
+if [ "$want" = all ] || [ "$want" = templates ]; then
+    templates="linux-image-amd64-signed-template linux-image-6.12-amd64-signed-template
+        grub-efi-amd64-signed-template shim-helpers-amd64-signed-template fwupd-amd64-signed-template"
+    # shellcheck disable=SC2086
+    download $templates
+    for t in $templates; do
+        # shellcheck disable=SC2046
+        download $(template_unsigned "$t")
+    done
+fi

@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 
 /* Passed on when set; everything else is dropped. */
-static const char *const kept[] = { "PATH", "TMPDIR", "SOURCE_DATE_EPOCH" };
+static const char *const kept[] = { "PATH", "TMPDIR", "SOURCE_DATE_EPOCH", "HOME" };
 
 static char *env[sizeof(kept) / sizeof(kept[0]) + 2];
 static pthread_once_t once = PTHREAD_ONCE_INIT;

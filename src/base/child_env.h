@@ -5,8 +5,9 @@
 #ifndef RS_CHILD_ENV_H
 #define RS_CHILD_ENV_H
 
-/* A NULL-terminated environment for posix_spawn: PATH, TMPDIR,
- * SOURCE_DATE_EPOCH when set, and LC_ALL=C.UTF-8. Built on first use;
+/* A NULL-terminated environment for posix_spawn: PATH, TMPDIR, HOME
+ * (an upload_command's configuration), SOURCE_DATE_EPOCH when set, and
+ * LC_ALL=C.UTF-8. Built on first use;
  * call once before starting threads. */
 char *const *rs_child_environ(void);
 

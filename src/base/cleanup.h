@@ -6,6 +6,7 @@
 #define RS_CLEANUP_H
 
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -51,5 +52,12 @@ static inline void rs_closedirp(DIR **d)
     if (*d)
         closedir(*d);
 }
+
+static inline void rs_fclosep(FILE **f)
+{
+    if (*f)
+        fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(rs_fclosep)
 
 #endif

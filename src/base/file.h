@@ -115,6 +115,9 @@ int rs_open_beneath(int dir, const char *dir_name, const char *rel, bool no_syml
  * every directory opened O_NOFOLLOW below the last. */
 int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, bool no_symlinks, int *fd, rs_error *err);
 
+/* write() until all of data is written; -1 with errno on failure. */
+int rs_write_all(int fd, const void *data, size_t len);
+
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
 /* Writes all of data to fd, resuming after signals; -1 with errno set. */

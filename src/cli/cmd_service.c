@@ -27,6 +27,16 @@ const rs_command cmd_service = {
              "4... minutes), 3 if one was refused (never tried again until 'retry').\n"
              "Embargoed requests are signed but held until 'release'. Every signature is\n"
              "recorded in the transparency log ('reprosign log').\n\n"
+             "With upload_key set, each published request is also uploaded, source-only:\n"
+             "the .dsc and .tar.xz and a _source.changes made by dpkg-genchanges -S, the\n"
+             ".dsc and .changes clearsigned through GPGME with the OpenPGP key whose full\n"
+             "fingerprint upload_key gives, in the GnuPG home gnupg_home (default: GnuPG's),\n"
+             "so it may sit in gpg-agent or on an OpenPGP card. The files go into the\n"
+             "directory incoming under temporary names renamed into place, the .changes\n"
+             "last; or upload_command (a list: program and options, e.g. [\"dput\", \"-u\",\n"
+             "\"HOST\"]) runs with the .changes path appended. An embargoed request is\n"
+             "uploaded at 'release'. A signature that cannot be made, or a delivery that\n"
+             "fails, fails the request: nothing goes out unsigned.\n\n"
              "Example: reprosign service status --state /var/lib/reprosign --status failed",
     .run = run,
 };

@@ -113,7 +113,8 @@ static struct archive *open_member_tar(struct archive *outer, const char *prefix
 }
 
 /* Calls fn for every entry of the data tarball, with its normalised
- * name; fn may read the entry's data. Stops at fn's first failure. */
+ * name; fn may read the entry's data. Stops at fn's first failure, or
+ * when fn returns RS_DEB_STOP (then returns RS_DEB_STOP). */
 typedef int (*entry_fn)(void *ctx, struct archive *data, struct archive_entry *e, const char *name, rs_error *err);
 
 static int walk_data(const char *path, entry_fn fn, void *ctx, rs_error *err)
@@ -131,8 +132,8 @@ static int walk_data(const char *path, entry_fn fn, void *ctx, rs_error *err)
         if (!name)
             return rs_fail(err, "out of memory");
         rs_deb_normalise(name);
-        if (fn(ctx, data, e, name, err) < 0)
-            return -1;
+        if ((rc = fn(ctx, data, e, name, err)) != 0)
+            return rc < 0 ? -1 : RS_DEB_STOP;
     }
     if (rc != ARCHIVE_EOF)
         return archive_fail(err, data, "corrupt data.tar");
@@ -324,7 +325,10 @@ int rs_deb_index_read(const char *path, rs_deb_index *out, rs_error *err)
         rs_deb_index_free(out);
         return -1;
     }
-    return index_finish(out, err);
+    if (index_finish(out, err) < 0)
+        return -1;
+    out->complete = true;
+    return 0;
 }
 
 const rs_deb_entry *rs_deb_index_find(const rs_deb_index *idx, const char *name)
@@ -397,7 +401,7 @@ int rs_deb_stream(const char *path, rs_deb_want want, rs_deb_take take, void *ct
 {
     stream st = { want, take, ctx };
 
-    return walk_data(path, stream_entry, &st, err);
+    return walk_data(path, stream_entry, &st, err) < 0 ? -1 : 0;
 }
 
 typedef struct indexed_stream {
@@ -418,12 +422,17 @@ int rs_deb_stream_indexed(const char *path, rs_deb_index *index, rs_deb_want wan
 {
     indexed_stream is = { { .idx = index }, { want, take, ctx } };
 
+    int rc;
+
     memset(index, 0, sizeof(*index));
-    if (walk_data(path, index_and_stream_entry, &is, err) < 0) {
+    if ((rc = walk_data(path, index_and_stream_entry, &is, err)) < 0) {
         rs_deb_index_free(index);
         return -1;
     }
-    return index_finish(index, err);
+    if (index_finish(index, err) < 0)
+        return -1;
+    index->complete = rc != RS_DEB_STOP;
+    return 0;
 }
 
 /* dest/rel and every directory above it, below dest. */
@@ -439,8 +448,50 @@ static int mkdirs(const char *dest, const char *rel, rs_error *err)
 typedef struct extraction {
     const char *prefix;
     const char *dest;
+    rs_extract_limits limits;
     rs_extract_limits left;
+    char **links;          /* symlinks made so far: nothing is written through one */
+    size_t n_links;
 } extraction;
+
+static bool below_a_link(const extraction *x, const char *rel)
+{
+    for (size_t i = 0; i < x->n_links; i++) {
+        size_t n = strlen(x->links[i]);
+
+        if (!strncmp(rel, x->links[i], n) && (rel[n] == '/' || rel[n] == '\0'))
+            return true;
+    }
+    return false;
+}
+
+/* The target is checked when the tree is copied into the source package
+ * (src/pipeline/source_tree.c): only then does every name exist. */
+static int extract_symlink(struct archive_entry *e, extraction *x, const char *name, const char *rel, rs_error *err)
+{
+    _cleanup_free_ char *path = NULL;
+    const char *target = sym_archive_entry_symlink(e);
+    const char *slash = strrchr(rel, '/');
+    char **grown;
+
+    if (!target || !*target)
+        return rs_fail(err, "%s: a symlink with an empty target", name);
+    if (slash) {
+        _cleanup_free_ char *dir = strndup(rel, (size_t)(slash - rel));
+
+        if (!dir || mkdirs(x->dest, dir, err) < 0)
+            return -1;
+    }
+    if (!(grown = realloc(x->links, (x->n_links + 1) * sizeof(*grown))))
+        return rs_fail(err, "out of memory");
+    x->links = grown;
+    if (!(x->links[x->n_links] = strdup(rel)) || asprintf(&path, "%s/%s", x->dest, rel) < 0)
+        return rs_fail(err, "out of memory");
+    x->n_links++;
+    if (symlink(target, path) < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    return 0;
+}
 
 static int extract_file(struct archive *a, struct archive_entry *e, extraction *x, const char *rel, rs_error *err)
 {
@@ -482,21 +533,29 @@ static int extract_entry(void *ctx, struct archive *data, struct archive_entry *
     if (!rs_valid_relative_path(rel))
         return rs_fail(err, "%s: unsafe path in the template", name);
     if (x->left.entries-- == 0)
-        return rs_fail(err, "%s: the source template has more entries than the limit", name);
+        return rs_fail(err, "%s: the source template has more than %zu entries, the limit", name, x->limits.entries);
+    if (below_a_link(x, rel))
+        return rs_fail(err, "%s: a path through a symlink in the source template", name);
     switch (entry_type(e)) {
     case RS_NODE_DIR:
         return mkdirs(x->dest, rel, err);
     case RS_NODE_FILE:
         return extract_file(data, e, x, rel, err);
+    case RS_NODE_SYMLINK:
+        return extract_symlink(e, x, name, rel, err);
     default:
-        return rs_fail(err, "%s: links and special files are not allowed in a source template", name);
+        return rs_fail(err, "%s: hard links and special files are not allowed in a source template", name);
     }
 }
 
 int rs_deb_extract_tree(const char *path, const char *prefix, const char *dest, const rs_extract_limits *limits,
                         rs_error *err)
 {
-    extraction x = { prefix, dest, *limits };
+    extraction x = { prefix, dest, *limits, *limits, NULL, 0 };
+    int rc = walk_data(path, extract_entry, &x, err);
 
-    return walk_data(path, extract_entry, &x, err);
+    for (size_t i = 0; i < x.n_links; i++)
+        free(x.links[i]);
+    free(x.links);
+    return rc;
 }

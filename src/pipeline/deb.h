@@ -32,6 +32,8 @@ typedef struct rs_deb_entry {
 typedef struct rs_deb_index {
     rs_deb_entry *entries;   /* sorted by name */
     size_t count;
+    bool complete;           /* false when a walk stopped early: a name not
+                              * found may come later in the tarball */
 } rs_deb_index;
 
 /* Lists the data tarball's entries (metadata only). */
@@ -41,7 +43,9 @@ const rs_deb_entry *rs_deb_index_find(const rs_deb_index *idx, const char *name)
 
 /* Streams the data tarball; for every regular entry whose name `want`
  * accepts, hands a sealed memfd holding its bytes to `take`, which owns it.
- * Returning < 0 from either stops the walk. */
+ * Returning < 0 from either stops the walk with that error; `take`
+ * returning RS_DEB_STOP stops it as done, leaving the rest undecoded. */
+#define RS_DEB_STOP 1
 typedef bool (*rs_deb_want)(void *ctx, const char *name);
 typedef int (*rs_deb_take)(void *ctx, const char *name, int fd, uint64_t size, rs_error *err);
 int rs_deb_stream(const char *path, rs_deb_want want, rs_deb_take take, void *ctx, rs_error *err);
@@ -59,9 +63,11 @@ typedef struct rs_extract_limits {
     size_t entries;     /* files and directories */
 } rs_extract_limits;
 
-/* Extracts every regular file and directory under `prefix` into `dest`
- * (used for a template's source-template/). Refuses links, anything that
- * would land outside dest, and trees over `limits`. */
+/* Extracts every regular file, directory and symlink under `prefix` into
+ * `dest` (used for a template's source-template/). Refuses hard links and
+ * special files, anything that would land outside dest or be written
+ * through a symlink, and trees over `limits`. Symlink targets are left to
+ * the copy into the source package to check. */
 int rs_deb_extract_tree(const char *path, const char *prefix, const char *dest, const rs_extract_limits *limits,
                         rs_error *err);
 

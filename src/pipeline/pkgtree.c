@@ -118,7 +118,10 @@ static int lookup_deb(rs_pkgtree *t, const char *name, rs_node_type *type, char 
 {
     const rs_deb_entry *e;
 
-    if (!t->indexed) {
+    if (!t->indexed || (!rs_deb_index_find(&t->index, name) && !t->index.complete)) {
+        /* An early walk that stopped at its last wanted file listed only
+         * the entries before it: a name not among them needs them all. */
+        rs_deb_index_free(&t->index);
         if (rs_deb_index_read(t->origin, &t->index, err) < 0)
             return rs_error_prefix(err, "%s", t->origin);
         t->indexed = true;

@@ -6,25 +6,23 @@
 #include <jansson.h>
 #include <libgen.h>
 #include <openssl/sha.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/child_env.h"
 #include "base/cleanup.h"
 #include "base/file.h"
+#include "base/spawn.h"
 #include "crypto/ossl.h"
-#include "ops/ops.h"
 #include "ops/offline.h"
+#include "ops/ops.h"
 #include "pipeline/batch.h"
 #include "pipeline/embedded_trust_check.h"
 #include "pipeline/pkgtree.h"
 #include "pipeline/source_binding.h"
+#include "pipeline/source_tree.h"
 #include "pipeline/tarball.h"
 #include "pipeline/template.h"
 
@@ -296,6 +294,7 @@ typedef struct early_pass {
     rs_pkgtree *tree;
     const char **names;          /* the tree's files.json paths, sorted */
     size_t n;
+    size_t taken;                /* how many of them the walk has met */
 } early_pass;
 
 static int cmp_str(const void *a, const void *b)
@@ -317,8 +316,12 @@ static int early_take(void *ctx, const char *name, int fd, uint64_t size, rs_err
     rs_error ignored;
 
     (void)size;
+    /* After the last wanted file the rest of the package is not decoded
+     * (a kernel image is the fifth of thousands of entries). */
+    int done = ++e->taken == e->n ? RS_DEB_STOP : 0;
+
     if (rs_image_open_fd(&img, fd, name, &ignored) < 0)
-        return 0;
+        return done;
     for (size_t i = 0; i < e->j->n_items; i++) {
         item *it = &e->j->items[i];
 
@@ -331,12 +334,12 @@ static int early_take(void *ctx, const char *name, int fd, uint64_t size, rs_err
         it->format = img.format;
         it->size = img.in.size;
     }
-    return rs_cancelled() ? rs_fail(err, "interrupted") : 0;
+    return rs_cancelled() ? rs_fail(err, "interrupted") : done;
 }
 
 static int digest_deb_early(job *j, rs_pkgtree *tree, rs_error *err)
 {
-    early_pass e = { j, tree, calloc(j->n_items, sizeof(char *)), 0 };
+    early_pass e = { j, tree, calloc(j->n_items, sizeof(char *)), 0, 0 };
     int rc;
 
     if (!e.names)
@@ -350,12 +353,24 @@ static int digest_deb_early(job *j, rs_pkgtree *tree, rs_error *err)
     return rc;
 }
 
+static int digest_deb_early_at(void *ctx, size_t t, rs_error *err)
+{
+    job *j = ctx;
+
+    return j->inputs.trees[t].is_deb ? digest_deb_early(j, &j->inputs.trees[t], err) : 0;
+}
+
+/* The packages are decompressed side by side (a kernel template's three
+ * are each decoded only up to their image), one per core at most: each
+ * decoder holds its dictionary, so more would cost memory, not time. */
 static int digest_debs_early(job *j, rs_error *err)
 {
-    for (size_t t = 0; t < j->inputs.count; t++)
-        if (j->inputs.trees[t].is_deb && digest_deb_early(j, &j->inputs.trees[t], err) < 0)
-            return -1;
-    return 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned jobs = cores > 0 ? (unsigned)cores : 1;
+
+    if (j->o->jobs && j->o->jobs < jobs)
+        jobs = j->o->jobs;
+    return rs_batch_run(j->inputs.count, jobs, digest_deb_early_at, j, err);
 }
 
 /* Keeps an early digest only where the path resolved to the file that
@@ -404,6 +419,18 @@ static int write_sig(const char *base, const item *it, rs_error *err)
     return rs_write_new_file(path, it->sig.data, it->sig.len, 0644, err);
 }
 
+/* debian/signatures/ of the source tree: the files of signatures/, linked. */
+static int link_sig(const job *j, const char *base, const item *it, rs_error *err)
+{
+    _cleanup_free_ char *from = NULL, *to = NULL;
+
+    if (asprintf(&from, "%s/%s", j->sigdir, it->sig_name) < 0 || asprintf(&to, "%s/%s", base, it->sig_name) < 0)
+        return rs_fail(err, "out of memory");
+    if (rs_mkdir_parents(to, err) < 0)
+        return -1;
+    return link(from, to) < 0 ? rs_fail(err, "%s: %s", to, strerror(errno)) : 0;
+}
+
 /* The image again, for a signer that must read it (a module through the
  * service); -1 when the signer needs none, or when it sits inside a .deb
  * (the signer then says why it cannot do without). */
@@ -426,7 +453,8 @@ static int sign_one(void *ctx, size_t k, rs_error *err)
     if (asprintf(&name, "%s/%s", it->pkg->name, it->file->path) < 0)
         return rs_fail(err, "out of memory");
     if (reopen_for_signer(j, it, &image_fd, err) < 0 ||
-        rs_image_signer_sign(j->o->signers[it->file->type], it->format, &it->digest, &j->o->sign, name, image_fd, &it->sig, err) < 0)
+        rs_image_signer_sign(j->o->signers[it->file->type], it->format, &it->digest, &j->o->sign, name, image_fd,
+                             &it->sig, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
     rs_sha256(it->sig.data, it->sig.len, it->sig_sha256);
     if (write_sig(j->sigdir, it, err) < 0)
@@ -438,7 +466,14 @@ static int sign_one(void *ctx, size_t k, rs_error *err)
 
 static void tar_entry(void *ctx, size_t k, const char **path, const void **data, size_t *len)
 {
-    const item *it = ((job *)ctx)->by_name[k];
+    job *j = ctx;
+    const item *it = j->by_name[k];
+
+    /* The writer asks for entry k once k-1 is in the tarball: its bytes
+     * are on disk in signatures/ too, so memory stays flat in the number
+     * of files. */
+    if (k > 0)
+        rs_bytes_free(&j->by_name[k - 1]->sig);
 
     *path = it->sig_name;
     *data = it->sig.data;
@@ -495,33 +530,54 @@ static int key_signed_digest(const job *j, const item *it, char out[RS_DIGEST_ST
     return 0;
 }
 
+/* One file's entry, as JSON_INDENT(2) puts it inside "files": [...]. */
+static int write_manifest_entry(FILE *f, const job *j, const item *it, bool last, rs_error *err)
+{
+    char digest[RS_DIGEST_STR], tbs[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1], fpr[65];
+    _cleanup_free_ char *text = NULL;
+    json_auto_t *o = NULL;
+
+    if (key_signed_digest(j, it, tbs, err) < 0)
+        return -1;
+    rs_x509_fingerprint(j->o->signers[it->file->type]->cert, fpr);
+    rs_digest_format(&it->digest, digest, sizeof(digest));
+    rs_hex(it->sig_sha256, sizeof(it->sig_sha256), sig);
+    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "package", it->pkg->name, "path", it->file->path,
+                  "sig_type", rs_sig_type_name(it->file->type), "signed_digest", digest, "tbs_digest", tbs,
+                  "signer_fingerprint", fpr, "signature_sha256", sig);
+    if (!o || !(text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER)))
+        return rs_fail(err, "out of memory");
+    fputs("    ", f);
+    for (const char *p = text; *p; p++)
+        fputs(*p == '\n' ? "\n    " : (char[]){ *p, 0 }, f);
+    fputs(last ? "\n" : ",\n", f);
+    return 0;
+}
+
+/* Written entry by entry: a document of 50,000 files is never held whole. */
 static int write_manifest(job *j, rs_error *err)
 {
-    _cleanup_free_ char *path = NULL, *text = NULL;
-    json_t *files = json_array(), *doc;
-    for (size_t i = 0; i < j->n_items; i++) {
-        const item *it = &j->items[i];
-        char digest[RS_DIGEST_STR], tbs[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1], fpr[65];
+    _cleanup_free_ char *path = NULL, *tmp = NULL, *head = NULL;
+    _cleanup_fclose_ FILE *f = NULL;
+    json_auto_t *top = json_pack("{s:s?, s:s?}", "template", j->tpl.package, "template_version", j->tpl.version);
+    int rc = 0;
 
-        if (key_signed_digest(j, it, tbs, err) < 0) {
-            json_decref(files);
-            return -1;
-        }
-        rs_x509_fingerprint(j->o->signers[it->file->type]->cert, fpr);
-        rs_digest_format(&it->digest, digest, sizeof(digest));
-        rs_hex(it->sig_sha256, sizeof(it->sig_sha256), sig);
-        json_array_append_new(files, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "package", it->pkg->name,
-                                               "path", it->file->path, "sig_type", rs_sig_type_name(it->file->type),
-                                               "signed_digest", digest, "tbs_digest", tbs, "signer_fingerprint", fpr,
-                                               "signature_sha256", sig));
-    }
-    doc = json_pack("{s:s?, s:s?, s:o}", "template", j->tpl.package, "template_version", j->tpl.version, "files",
-                    files);
-    text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(doc);
-    if (!text || asprintf(&path, "%s/manifest.json", j->work) < 0)
+    if (asprintf(&path, "%s/manifest.json", j->work) < 0 || asprintf(&tmp, "%s.tmp", path) < 0 || !top ||
+        !(head = json_dumps(top, JSON_INDENT(2) | JSON_PRESERVE_ORDER)))
         return rs_fail(err, "out of memory");
-    return rs_write_file(path, text, strlen(text), 0644, err);
+    if (!(f = fopen(tmp, "we")))
+        return rs_fail(err, "%s: %s", tmp, strerror(errno));
+    /* head is "{\n  ...\n}", or "{}" with neither member: "files" follows. */
+    bool members = strlen(head) > 2;
+
+    head[strlen(head) - (members ? 2 : 1)] = '\0';
+    fprintf(f, "%s%s  \"files\": [%s", head, members ? ",\n" : "\n", j->n_items ? "\n" : "");
+    for (size_t i = 0; rc == 0 && i < j->n_items; i++)
+        rc = write_manifest_entry(f, j, &j->items[i], i + 1 == j->n_items, err);
+    fputs(j->n_items ? "  ]\n}" : "]\n}", f);
+    if (rc == 0 && (fflush(f) != 0 || ferror(f) || rename(tmp, path) < 0))
+        rc = rs_fail(err, "%s: %s", path, strerror(errno));
+    return rc;
 }
 
 static int output_mtime(job *j, rs_error *err)
@@ -533,105 +589,6 @@ static int output_mtime(job *j, rs_error *err)
         return -1;
     j->mtime = set ? t : j->tpl.changelog_time;
     return 0;
-}
-
-#define NOT_ALLOWED "links and special files are not allowed in a source template"
-
-/* The source template is copied through descriptors, one name at a time
- * and never following a link: a link put in place of a file or directory
- * after the listing is refused, not followed out of the template. */
-static int copy_file_at(int dir, const char *name, const char *src, const char *dst, mode_t mode, rs_error *err)
-{
-    _cleanup_bytes_ rs_bytes buf = { 0 };
-    int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-
-    if (fd < 0)
-        return rs_fail(err, "%s: %s", src, errno == ELOOP ? NOT_ALLOWED : strerror(errno));
-    if (rs_read_fd(fd, src, 64 * 1024 * 1024, &buf, err) < 0)
-        return rs_error_prefix(err, "%s", src);
-    return rs_write_new_file(dst, buf.data, buf.len, mode, err);
-}
-
-static int copy_tree_at(int from, const char *from_name, const char *to, rs_error *err);
-
-static int copy_entry(int from, const char *from_name, const char *name, const char *to, rs_error *err)
-{
-    _cleanup_free_ char *src = NULL, *dst = NULL;
-    _cleanup_close_ int sub = -1;
-    struct stat st;
-
-    if (asprintf(&src, "%s/%s", from_name, name) < 0 || asprintf(&dst, "%s/%s", to, name) < 0)
-        return rs_fail(err, "out of memory");
-    if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return rs_fail(err, "%s: %s", src, strerror(errno));
-    if (S_ISREG(st.st_mode))
-        return copy_file_at(from, name, src, dst, (st.st_mode & 0111) ? 0755 : 0644, err);
-    if (!S_ISDIR(st.st_mode))
-        return rs_fail(err, "%s: " NOT_ALLOWED, src);
-    if ((sub = openat(from, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        return rs_fail(err, "%s: %s", src, errno == ELOOP || errno == ENOTDIR ? NOT_ALLOWED : strerror(errno));
-    return copy_tree_at(sub, src, dst, err);
-}
-
-static int copy_tree_at(int from, const char *from_name, const char *to, rs_error *err)
-{
-    struct dirent **names = NULL;
-    int n = scandirat(from, ".", &names, NULL, alphasort), rc = 0;
-
-    if (n < 0)
-        return rs_fail(err, "%s: %s", from_name, strerror(errno));
-    if (mkdir(to, 0755) < 0 && errno != EEXIST)
-        rc = rs_fail(err, "%s: %s", to, strerror(errno));
-    for (int i = 0; i < n; i++) {
-        if (rc == 0 && strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
-            rc = copy_entry(from, from_name, names[i]->d_name, to, err);
-        free(names[i]);
-    }
-    free(names);
-    return rc;
-}
-
-static int copy_tree(const char *from, const char *to, rs_error *err)
-{
-    _cleanup_close_ int fd = open(from, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-    if (fd < 0)
-        return rs_fail(err, "%s: %s", from, strerror(errno));
-    return copy_tree_at(fd, from, to, err);
-}
-
-/* Runs argv in dir with output captured; on failure reports its last line. */
-static int run_tool(char *const argv[], const char *dir, rs_error *err)
-{
-    _cleanup_close_ int log = memfd_create("tool-log", MFD_CLOEXEC);
-    posix_spawn_file_actions_t fa;
-    char tail[512] = "";
-    pid_t pid;
-    int status, rc;
-
-    if (log < 0)
-        return rs_fail(err, "memfd_create: %s", strerror(errno));
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, log, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&fa, log, STDERR_FILENO);
-    posix_spawn_file_actions_addchdir_np(&fa, dir);
-    rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, rs_child_environ());
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return rs_fail(err, "cannot run %s: %s", argv[0], strerror(rc));
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return rs_fail(err, "waitpid: %s", strerror(errno));
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return 0;
-    off_t end = lseek(log, 0, SEEK_END);
-    off_t from = end > (off_t)sizeof(tail) - 1 ? end - (off_t)sizeof(tail) + 1 : 0;
-    ssize_t got = pread(log, tail, sizeof(tail) - 1, from);
-
-    tail[got > 0 ? got : 0] = '\0';
-    while (strlen(tail) && tail[strlen(tail) - 1] == '\n')
-        tail[strlen(tail) - 1] = '\0';
-    return rs_fail(err, "%s failed: %s", argv[0], strrchr(tail, '\n') ? strrchr(tail, '\n') + 1 : tail);
 }
 
 /* nftw() passes no context; set just before the walk. */
@@ -658,7 +615,7 @@ static int copy_source_template(job *j, rs_error *err)
     colon = strchr(version, ':');
     if (asprintf(&j->source_tree, "%s/%s-%s", j->work, j->tpl.source_name, colon ? colon + 1 : version) < 0)
         return rs_fail(err, "out of memory");
-    return copy_tree(j->tpl.source_dir, j->source_tree, err);
+    return rs_copy_source_tree(j->tpl.source_dir, j->source_tree, err);
 }
 
 static int build_source_package(job *j, rs_error *err)
@@ -670,14 +627,14 @@ static int build_source_package(job *j, rs_error *err)
     if (asprintf(&sigs, "%s/debian/signatures", j->source_tree) < 0)
         return rs_fail(err, "out of memory");
     for (size_t i = 0; i < j->n_items; i++)
-        if (write_sig(sigs, &j->items[i], err) < 0)
+        if (link_sig(j, sigs, &j->items[i], err) < 0)
             return -1;
     /* Fixed mtimes, so dpkg-source builds the same tarball every time. */
     tree_mtime = j->mtime;
     if (nftw(j->source_tree, set_mtimes, 16, FTW_PHYS) != 0)
         return rs_fail(err, "%s: cannot set file times", j->source_tree);
     char *argv[] = { "dpkg-source", "--format=3.0 (native)", "-b", basename(j->source_tree), NULL };
-    return run_tool(argv, j->work, err);
+    return rs_run_tool(argv, j->work, err);
 }
 
 static int assemble_outputs(job *j, rs_error *err)

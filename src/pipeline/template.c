@@ -11,11 +11,19 @@
 #include "base/file.h"
 #include "pipeline/deb.h"
 
+/* Limits sized from bookworm's five signing templates (2025): */
+/* files.json: linux-image-6.12's is 679 bytes, a module-heavy one with
+ * every module of a flavour listed ~250 KB; 16 MiB is 60 times that. */
 #define MAX_FILES_JSON (16 * 1024 * 1024)
-#define MAX_TEXT (1024 * 1024)
-/* Far above any real source-template (Debian's largest, linux's, is a
- * few MB in a few hundred entries), far below what fills a disk. */
-static const rs_extract_limits source_template_limits = { 128ull * 1024 * 1024, 20000 };
+/* The first entry of debian/changelog, all that is parsed (the rest is
+ * never read): linux's longest entries are ~200 KB; 8 MiB is 40 times. */
+#define MAX_CHANGELOG_ENTRY (8 * 1024 * 1024)
+/* debian/control: linux-image-6.12's is 27 KB; 4 MiB is 150 times. */
+#define MAX_CONTROL_TEXT (4 * 1024 * 1024)
+/* The whole source-template/: linux-image-6.12's is 7 MB in 691 files
+ * and 8 symlinks; 512 MiB is 70 times the bytes, 100,000 entries 140
+ * times the count, and both far below what fills a disk. */
+static const rs_extract_limits source_template_limits = { 512ull * 1024 * 1024, 100000 };
 
 void rs_template_free(rs_template *t)
 {
@@ -72,7 +80,7 @@ static int take_json(void *ctx, const char *name, int fd, uint64_t size, rs_erro
     }
     rs_input_close(&in);
     d->found = rc == 0;
-    return rc;
+    return rc == 0 ? RS_DEB_STOP : rc;   /* nothing after it is needed */
 }
 
 static int load_deb(rs_template *t, const char *path, const char *workdir, rs_error *err)
@@ -180,6 +188,30 @@ static bool valid_version(const char *v)
     return v[0] && strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.+~:-") == strlen(v);
 }
 
+/* Reads debian/changelog up to the end of its first entry's trailer
+ * line: a changelog of any length is read only that far. */
+static int read_first_entry(const char *path, rs_bytes *out, rs_error *err)
+{
+    _cleanup_fclose_ FILE *f = fopen(path, "re");
+    _cleanup_free_ char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+
+    if (!f)
+        return rs_fail(err, "%s", strerror(errno));
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (out->len + (size_t)n > MAX_CHANGELOG_ENTRY)
+            return rs_fail(err, "the first entry is over the limit of %d bytes", MAX_CHANGELOG_ENTRY);
+        if (rs_bytes_append(out, line, (size_t)n, err) < 0)
+            return -1;
+        if (!strncmp(line, " -- ", 4))
+            break;
+    }
+    if (ferror(f))
+        return rs_fail(err, "%s", strerror(errno));
+    return rs_bytes_append(out, "", 1, err);
+}
+
 static int read_source_changelog(rs_template *t, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
@@ -189,7 +221,7 @@ static int read_source_changelog(rs_template *t, rs_error *err)
         return 0;
     if (asprintf(&path, "%s/debian/changelog", t->source_dir) < 0)
         return rs_fail(err, "out of memory");
-    if (rs_read_file(path, MAX_TEXT, &buf, err) < 0 || rs_bytes_append(&buf, "", 1, err) < 0)
+    if (read_first_entry(path, &buf, err) < 0)
         return rs_error_prefix(err, "source-template/debian/changelog");
     if (rs_changelog_parse((const char *)buf.data, &t->source_name, &t->source_version, &t->changelog_time, err) < 0)
         return rs_error_prefix(err, "source-template/debian/changelog");
@@ -260,7 +292,7 @@ const char *rs_template_wanted_version(const rs_template *t, const char *package
 
     *owned = NULL;
     if (t->source_dir && asprintf(&path, "%s/debian/control", t->source_dir) >= 0 &&
-        rs_read_file(path, MAX_TEXT, &buf, NULL) == 0 && rs_bytes_append(&buf, "", 1, NULL) == 0)
+        rs_read_file(path, MAX_CONTROL_TEXT, &buf, NULL) == 0 && rs_bytes_append(&buf, "", 1, NULL) == 0)
         *owned = pinned_version((const char *)buf.data, package);
     return *owned ? *owned : t->version;
 }

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "pipeline/files_json.h"
+#include "service/upload.h"
 
 typedef struct rs_key_spec {
     char *key;       /* file path or pkcs11: URI */
@@ -51,6 +52,7 @@ typedef struct rs_service_config {
     bool allow_unsigned_archive; /* accept Release and requests.json without keyrings (not for production) */
     rs_foreign_rule *foreign;    /* "allowed_foreign_sources" */
     size_t n_foreign;
+    rs_upload_config upload;     /* the signed source-only upload (service/upload.h) */
 } rs_service_config;
 
 int rs_service_config_parse(const char *text, size_t len, rs_service_config *out, rs_error *err);

@@ -31,6 +31,10 @@
 
 /* ---- publishing ---- */
 
+/* A failed upload is tried again after this long (service_pass.c's
+ * backoff takes over if it fails again). */
+#define UPLOAD_RETRY_S 60
+
 static int append_to_log(rs_service *s, const rs_state_row *row, rs_error *err)
 {
     json_auto_t *entries = json_loads(row->entries ? row->entries : "", 0, NULL);
@@ -142,8 +146,20 @@ int svc_publish(rs_service *s, const rs_state_row *row, rs_error *err)
         if (move_into_output(s, g.pub, dest, row->req.id, err) < 0 || svc_sync_path(s->cfg.output, err) < 0)
             return -1;
     }
-    if (check_outputs(dest, row->outputs, err) < 0 ||
-        rs_state_set_status(s->state, row->req.id, RS_REQ_PUBLISHED, NULL, err) < 0)
+    if (check_outputs(dest, row->outputs, err) < 0)
+        return -1;
+    /* The signed upload (service/upload.c); an embargoed request gets here
+     * only at `service release`. An upload that cannot be made or
+     * delivered fails the request, never goes out unsigned; it is tried
+     * again later, as a transient failure. */
+    rs_error why;
+    if (rs_upload_published(&s->cfg.upload, dest, g.dir, &why) < 0) {
+        rs_notef(s->note, s->note_ctx, &(rs_log_fields){ .priority = LOG_WARNING, .request = row->req.id },
+                 "%s: failed, for now: %s", row->req.id, why.msg);
+        rs_state_set_failed(s->state, row->req.id, why.msg, true, (int64_t)time(NULL) + UPLOAD_RETRY_S, err);
+        return rs_fail(err, "%s: %s", row->req.id, why.msg);
+    }
+    if (rs_state_set_status(s->state, row->req.id, RS_REQ_PUBLISHED, NULL, err) < 0)
         return -1;
     rs_remove_tree(g.dir);
     note(s, "%s: published", row->req.id);

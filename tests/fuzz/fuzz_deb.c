@@ -6,7 +6,9 @@
  * Extraction goes to SANDBOX/a/b/c/d/tree, a fresh directory per run:
  * anything written beside it (a "..", an absolute path, a link followed)
  * lands in one of the otherwise empty levels above and is a bug, as is a
- * link or a file the index does not list in the tree itself.
+ * symlink or a file the index does not list as one in the tree itself.
+ * The tree is then copied as into a source package (SANDBOX/a/b/c/d/copy):
+ * a symlink the copy keeps must resolve to a name inside it.
  *
  * libarchive is not instrumented, so coverage inside it comes from the
  * seeds (real template .debs, dpkg-deb builds with each compression). */
@@ -27,6 +29,7 @@
 #include "pipeline/deb.h"
 #include "pipeline/files_json.h"
 #include "pipeline/pkgtree.h"
+#include "pipeline/source_tree.h"
 
 /* Everything under usr/ is extracted, not just a template's
  * source-template/, so mutated seeds need not keep the long prefix. */
@@ -105,16 +108,33 @@ static int check_extracted(const char *path, const struct stat *st, int type, st
     _cleanup_free_ char *name = NULL;
     const rs_deb_entry *e;
 
-    if (type == FTW_SL || type == FTW_SLN || S_ISLNK(st->st_mode))
-        fuzz_bug("extraction created a symlink", path);
-    if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
+    bool link = type == FTW_SL || type == FTW_SLN || S_ISLNK(st->st_mode);
+
+    if (!link && !S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
         fuzz_bug("extraction created a special file", path);
-    if (!S_ISREG(st->st_mode) || !cur_index)
+    if ((!link && !S_ISREG(st->st_mode)) || !cur_index)
         return 0;
     if (asprintf(&name, "%s%s", PREFIX, rel) < 0)
         fuzz_die("asprintf", NULL);
-    if (!(e = rs_deb_index_find(cur_index, name)) || e->type != RS_NODE_FILE)
-        fuzz_bug("extracted a file the index does not list as one", name);
+    if (!(e = rs_deb_index_find(cur_index, name)) || e->type != (link ? RS_NODE_SYMLINK : RS_NODE_FILE))
+        fuzz_bug("extracted a file or symlink the index does not list as one", name);
+    return 0;
+}
+
+static char copy_root[PATH_MAX];
+
+/* Every symlink the copy kept resolves to an existing name inside it. */
+static int check_copied(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    _cleanup_free_ char *real = NULL;
+    size_t n = strlen(copy_root);
+
+    if (type != FTW_SL && type != FTW_SLN && !S_ISLNK(st->st_mode))
+        return 0;
+    if (!(real = realpath(path, NULL)))
+        fuzz_bug("the copy kept a dangling symlink", path);
+    if (strncmp(real, copy_root, n) || (real[n] && real[n] != '/'))
+        fuzz_bug("the copy kept a symlink leading out of it", path);
     return 0;
 }
 
@@ -176,10 +196,21 @@ static void extract(const rs_deb_index *idx)
     expect_only(level, "c");
     strcat(level, "/c");
     expect_only(level, "d");
-    expect_only(parent, "tree");
+    expect_only(parent, "tree");   /* before the copy beside it */
     cur_index = idx;
     if (nftw(dest, check_extracted, 16, FTW_PHYS) < 0)
         fuzz_die("nftw", dest);
+    snprintf(copy_root, sizeof(copy_root), "%s/copy", parent);
+    if (rs_copy_source_tree(dest, copy_root, &err) < 0 && !err.msg[0])
+        fuzz_bug("the copy failed without a message", NULL);
+    expect_only(sandbox, "a");
+    _cleanup_free_ char *real_copy = realpath(copy_root, NULL);
+
+    if (real_copy) {
+        snprintf(copy_root, sizeof(copy_root), "%s", real_copy);
+        if (nftw(copy_root, check_copied, 16, FTW_PHYS) < 0)
+            fuzz_die("nftw", copy_root);
+    }
     rs_remove_tree(top);
 }
 

@@ -55,16 +55,63 @@ check "unpacked template root, unpacked package root" \
 check "... gives the same signatures" same_bytes "$WORK/out3/signatures.tar.xz" "$WORK/out/signatures.tar.xz"
 check "... and the same source package" bash -c "cd '$WORK/out' && for f in *.dsc shim-helpers-amd64-signed_*.tar.xz; do cmp \"\$f\" '$WORK/out3/'\"\$f\" || exit 1; done"
 # An unpacked template's source-template is copied without following
-# links: a symlink or a FIFO in it is refused, naming it.
+# links. A relative symlink to a name inside it is carried into the
+# source package; one that is absolute, escapes or dangles is refused,
+# naming the link and its target, and so is a FIFO.
 tsrc=$WORK/template-root/usr/share/code-signing/shim-helpers-amd64-signed-template/source-template
-for special in link fifo; do
+declare -A special_why=(
+    [abs]="source-template/debian/passwd: symlink to /etc/passwd is absolute"
+    [escape]="source-template/debian/up: symlink to ../../x escapes the source template"
+    [reenter]="source-template/debian/back: symlink to ../../source-template/debian/rules escapes the source template"
+    [dangle]="source-template/debian/gone: symlink to nothing dangles"
+    [fifo]="source-template/debian/fifo: special files are not allowed in a source template")
+for special in abs escape reenter dangle fifo; do
     cp -a "$WORK/template-root" "$WORK/template-$special"
     t=${tsrc/template-root/template-$special}
-    if [ "$special" = link ]; then ln -s /etc/passwd "$t/debian/passwd"; else mkfifo "$t/debian/fifo"; fi
-    refuses "a source-template holding a $special" "$WORK/out-$special" \
+    case $special in
+    abs) ln -s /etc/passwd "$t/debian/passwd" ;;
+    escape) ln -s ../../x "$t/debian/up" ;;
+    reenter) ln -s ../../source-template/debian/rules "$t/debian/back" ;;
+    dangle) ln -s nothing "$t/debian/gone" ;;
+    fifo) mkfifo "$t/debian/fifo" ;;
+    esac
+    refuses "a source-template holding a symlink or special file ($special)" "$WORK/out-$special" \
         sign_template "$WORK/template-$special" --packages "$WORK/roots" --output "$WORK/out-$special"
-    check "... naming it" grep -q "source-template/debian/.*links and special files are not allowed" "$WORK/.err"
+    check "... naming it and its target" grep -qF "${special_why[$special]}" "$WORK/.err"
 done
+# The same refusal from a template .deb, whose source-template/ is
+# extracted with its symlinks before the copy checks them.
+mkdir -p "$WORK/escape-deb"
+dpkg-deb -R "$template_deb" "$WORK/escape-deb/root"
+ln -s ../../../../../../etc "${tsrc/template-root/escape-deb/root}/debian/etc"
+dpkg-deb -b "$WORK/escape-deb/root" "$WORK/escape-deb/template.deb" >/dev/null
+refuses "a template .deb whose source-template holds an escaping symlink" "$WORK/out-escape-deb" \
+    sign_template "$WORK/escape-deb/template.deb" --packages "$WORK/pkgs" --output "$WORK/out-escape-deb"
+check "... naming it and its target" grep -qF "source-template/debian/etc: symlink to ../../../../../../etc escapes the source template" "$WORK/.err"
+cp -a "$WORK/template-root" "$WORK/template-inside"
+ln -s rules "${tsrc/template-root/template-inside}/debian/rules-link"
+mkdir "${tsrc/template-root/template-inside}/debian/sub"
+ln -s ../control "${tsrc/template-root/template-inside}/debian/sub/control"
+check "symlinks resolving inside the source-template are accepted" \
+    sign_template "$WORK/template-inside" --packages "$WORK/roots" --output "$WORK/out-inside"
+check "... and carried into the source package as symlinks" bash -c "
+    cd '$WORK/out-inside' && dpkg-source -x *.dsc unpacked >/dev/null 2>&1 &&
+    [ \"\$(readlink unpacked/debian/rules-link)\" = rules ] && [ \"\$(readlink unpacked/debian/sub/control)\" = ../control ]"
+# debian/changelog is read only to the end of its first entry: a long
+# history is accepted, a first entry over its limit is refused by size.
+cp -a "$WORK/template-root" "$WORK/template-longlog"
+cl=${tsrc/template-root/template-longlog}/debian/changelog
+{ cat "$cl"; for i in $(seq 20000); do printf 'old (0.%d) unstable; urgency=low\n\n  * %0400d\n\n -- x <x@x>  Mon, 01 Jan 2001 00:00:00 +0000\n\n' "$i" 0; done; } >"$cl.new"
+mv "$cl.new" "$cl"
+check "a changelog of $(($(stat -c %s "$cl") / 1048576)) MiB is accepted" \
+    sign_template "$WORK/template-longlog" --packages "$WORK/roots" --output "$WORK/out-longlog"
+cp -a "$WORK/template-root" "$WORK/template-longentry"
+cl=${tsrc/template-root/template-longentry}/debian/changelog
+{ head -n 2 "$cl"; for i in $(seq 100000); do printf '  * %0100d\n' 0; done; tail -n +3 "$cl"; } >"$cl.new"
+mv "$cl.new" "$cl"
+refuses "a changelog whose first entry is over its limit" "$WORK/out-longentry" \
+    sign_template "$WORK/template-longentry" --packages "$WORK/roots" --output "$WORK/out-longentry"
+check "... naming the file and the limit" grep -q "source-template/debian/changelog: the first entry is over the limit of 8388608 bytes" "$WORK/.err"
 python3 -c "import json; d=json.load(open('$json')); json.dump(d['packages'], open('$WORK/bare.json','w'))"
 python3 -c "import json; d=json.load(open('$json')); d['version']='2'; json.dump(d, open('$WORK/v2.json','w'))"
 for form in bare v2; do

@@ -151,6 +151,6 @@ PATH=$WORK/bin:$PATH REPROSIGN_PKCS11_PIN=pin-4711-secret KBUILD_SIGN_PIN=pin-47
     svc run --state "$WORK/secret-state" --once >/dev/null 2>&1
 check "dpkg-source ran under the service" test -s "$WORK/child-env"
 check "... and its environment holds no PIN" bash -c "! grep -q 'pin-471' '$WORK/child-env'"
-check "... only what it needs" bash -c "! grep -qv -e '^PATH=' -e '^TMPDIR=' -e '^SOURCE_DATE_EPOCH=' -e '^LC_ALL=' '$WORK/child-env'"
+check "... only what it needs" bash -c "! grep -qv -e '^PATH=' -e '^TMPDIR=' -e '^HOME=' -e '^SOURCE_DATE_EPOCH=' -e '^LC_ALL=' '$WORK/child-env'"
 
 finish

@@ -1,0 +1,57 @@
+#include "base/spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/child_env.h"
+#include "base/cleanup.h"
+
+/* The tail of the captured output: a tool's last line says why it failed. */
+static void last_line(int log, char *tail, size_t size)
+{
+    off_t end = lseek(log, 0, SEEK_END);
+    off_t from = end > (off_t)size - 1 ? end - (off_t)size + 1 : 0;
+    ssize_t got = pread(log, tail, size - 1, from);
+
+    tail[got > 0 ? got : 0] = '\0';
+    while (strlen(tail) && tail[strlen(tail) - 1] == '\n')
+        tail[strlen(tail) - 1] = '\0';
+    if (strrchr(tail, '\n'))
+        memmove(tail, strrchr(tail, '\n') + 1, strlen(strrchr(tail, '\n') + 1) + 1);
+}
+
+int rs_run_tool(char *const argv[], const char *dir, rs_error *err)
+{
+    _cleanup_close_ int log = memfd_create("tool-log", MFD_CLOEXEC);
+    posix_spawn_file_actions_t fa;
+    char tail[512] = "";
+    pid_t pid;
+    int status, rc;
+
+    if (log < 0)
+        return rs_fail(err, "memfd_create: %s", strerror(errno));
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, log, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, log, STDERR_FILENO);
+    if (dir)
+        posix_spawn_file_actions_addchdir_np(&fa, dir);
+    rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, rs_child_environ());
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return rs_fail(err, "cannot run %s: %s", argv[0], strerror(rc));
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return rs_fail(err, "waitpid: %s", strerror(errno));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    last_line(log, tail, sizeof(tail));
+    if (WIFSIGNALED(status))
+        return rs_fail(err, "%s was killed by signal %d", argv[0], WTERMSIG(status));
+    return rs_fail(err, "%s failed (exit %d): %s", argv[0], WEXITSTATUS(status), tail);
+}

@@ -1,0 +1,263 @@
+#include "service/upload.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "base/file.h"
+#include "base/spawn.h"
+#include "service/gpgme_sign.h"
+
+/* upload_command: a program and a few options, as dput -u HOST takes. */
+#define MAX_COMMAND_ARGS 64
+
+void rs_upload_config_free(rs_upload_config *c)
+{
+    free(c->key);
+    free(c->gnupg_home);
+    free(c->incoming);
+    for (size_t i = 0; c->command && c->command[i]; i++)
+        free(c->command[i]);
+    free(c->command);
+    memset(c, 0, sizeof(*c));
+}
+
+static int get_string(const json_t *doc, const char *name, bool absolute, char **out, rs_error *err)
+{
+    const json_t *v = json_object_get(doc, name);
+    const char *s = json_string_value(v);
+
+    if (!v)
+        return 0;
+    if (!s || !*s)
+        return rs_fail(err, "\"%s\" must be a non-empty string", name);
+    if (absolute && s[0] != '/')
+        return rs_fail(err, "\"%s\": %s is not an absolute path", name, s);
+    return (*out = strdup(s)) ? 0 : rs_fail(err, "out of memory");
+}
+
+/* 40 (v4) or 64 (v5) hex digits: a key id or user id could name another key. */
+static bool is_fingerprint(const char *s)
+{
+    size_t n = strlen(s);
+
+    return (n == 40 || n == 64) && strspn(s, "0123456789abcdefABCDEF") == n;
+}
+
+static int get_command(const json_t *doc, rs_upload_config *c, rs_error *err)
+{
+    const json_t *list = json_object_get(doc, "upload_command");
+    size_t i;
+    json_t *v;
+
+    if (!list)
+        return 0;
+    if (!json_is_array(list) || json_array_size(list) == 0 || json_array_size(list) > MAX_COMMAND_ARGS)
+        return rs_fail(err, "\"upload_command\" must be a list of 1 to %d strings (the program and its options)",
+                       MAX_COMMAND_ARGS);
+    if (!(c->command = calloc(json_array_size(list) + 1, sizeof(char *))))
+        return rs_fail(err, "out of memory");
+    json_array_foreach(list, i, v) {
+        if (!json_is_string(v) || !*json_string_value(v))
+            return rs_fail(err, "\"upload_command\"[%zu] is not a non-empty string", i);
+        if (!(c->command[i] = strdup(json_string_value(v))))
+            return rs_fail(err, "out of memory");
+    }
+    return 0;
+}
+
+int rs_upload_config_parse(const json_t *doc, rs_upload_config *c, rs_error *err)
+{
+    memset(c, 0, sizeof(*c));
+    if (get_string(doc, "upload_key", false, &c->key, err) < 0 ||
+        get_string(doc, "gnupg_home", true, &c->gnupg_home, err) < 0 ||
+        get_string(doc, "incoming", true, &c->incoming, err) < 0 || get_command(doc, c, err) < 0)
+        return -1;
+    if (c->key && !is_fingerprint(c->key))
+        return rs_fail(err, "\"upload_key\": %s is not a full OpenPGP fingerprint", c->key);
+    if (c->key && !c->incoming && !c->command)
+        return rs_fail(err, "\"upload_key\" needs \"incoming\" or \"upload_command\" to say where uploads go");
+    if (!c->key && (c->incoming || c->command || c->gnupg_home))
+        return rs_fail(err, "\"incoming\", \"upload_command\" and \"gnupg_home\" need an \"upload_key\"");
+    return 0;
+}
+
+/* ---- making the upload ---- */
+
+/* Copies src to dir/name through a hidden temporary name, synced, then
+ * renamed: a queue never sees a partial file. */
+static int copy_into(const char *src, const char *dir, const char *name, rs_error *err)
+{
+    _cleanup_free_ char *tmp = NULL, *dst = NULL;
+    _cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC), out = -1;
+    char buf[64 * 1024];
+    ssize_t got;
+    int rc = 0;
+
+    if (in < 0)
+        return rs_fail(err, "%s: %s", src, strerror(errno));
+    if (asprintf(&tmp, "%s/.%s.XXXXXX", dir, name) < 0 || asprintf(&dst, "%s/%s", dir, name) < 0)
+        return rs_fail(err, "out of memory");
+    if ((out = mkostemp(tmp, O_CLOEXEC)) < 0)
+        return rs_fail(err, "%s: %s", tmp, strerror(errno));
+    while (rc == 0 && (got = read(in, buf, sizeof(buf))) != 0) {
+        if (got < 0 && errno != EINTR)
+            rc = rs_fail(err, "%s: %s", src, strerror(errno));
+        else if (got > 0 && rs_write_all(out, buf, (size_t)got) < 0)
+            rc = rs_fail(err, "%s: %s", tmp, strerror(errno));
+    }
+    if (rc == 0 && (fchmod(out, 0644) < 0 || fsync(out) < 0 || rename(tmp, dst) < 0))
+        rc = rs_fail(err, "%s: %s", dst, strerror(errno));
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n > m && !strcmp(s + n - m, suffix);
+}
+
+/* Which of the published files a name is: the .dsc, the source tarball
+ * (signatures.tar.xz is published beside it, not uploaded), or neither. */
+static char **slot_for(const char *name, char **dsc, char **tarball)
+{
+    if (name[0] == '.')
+        return NULL;
+    if (ends_with(name, ".dsc"))
+        return dsc;
+    if (ends_with(name, ".tar.xz") && strcmp(name, "signatures.tar.xz") != 0)
+        return tarball;
+    return NULL;
+}
+
+/* The published .dsc and .tar.xz, by name: exactly one of each. */
+static int find_source(const char *published, char **dsc, char **tarball, rs_error *err)
+{
+    struct dirent **names = NULL;
+    int n = scandir(published, &names, NULL, alphasort), rc = 0;
+
+    if (n < 0)
+        return rs_fail(err, "%s: %s", published, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        char **slot = slot_for(names[i]->d_name, dsc, tarball);
+
+        if (rc == 0 && slot && *slot)
+            rc = rs_fail(err, "%s: more than one %s", published, slot == dsc ? ".dsc" : "source tarball");
+        else if (rc == 0 && slot && !(*slot = strdup(names[i]->d_name)))
+            rc = rs_fail(err, "out of memory");
+        free(names[i]);
+    }
+    free(names);
+    if (rc == 0 && (!*dsc || !*tarball))
+        rc = rs_fail(err, "%s: no source package (.dsc and .tar.xz) to upload", published);
+    return rc;
+}
+
+typedef struct upload {
+    const rs_upload_config *c;
+    const char *published;
+    char *work, *dsc, *tarball, *changes;
+} upload;
+
+static void upload_free(upload *u)
+{
+    if (u->work)
+        rs_remove_tree(u->work);
+    free(u->work), free(u->dsc), free(u->tarball), free(u->changes);
+}
+
+static char *in_dir(const char *dir, const char *name)
+{
+    char *p = NULL;
+
+    return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+/* dsc, tarball: unpacked from the unsigned .dsc, then the .dsc signed,
+ * then the .changes made from the tree and signed. */
+static int make_upload(upload *u, rs_error *err)
+{
+    _cleanup_free_ char *dsc_src = in_dir(u->published, u->dsc), *tar_src = in_dir(u->published, u->tarball);
+    _cleanup_free_ char *dsc = in_dir(u->work, u->dsc), *tree = in_dir(u->work, "tree"), *opt_u = NULL, *opt_o = NULL;
+    size_t stem = strlen(u->dsc) - 4;
+
+    if (!dsc_src || !tar_src || !dsc || !tree || asprintf(&u->changes, "%.*s_source.changes", (int)stem, u->dsc) < 0 ||
+        asprintf(&opt_u, "-u%s", u->work) < 0 || asprintf(&opt_o, "-O%s/%s", u->work, u->changes) < 0)
+        return rs_fail(err, "out of memory");
+    if (copy_into(dsc_src, u->work, u->dsc, err) < 0 || copy_into(tar_src, u->work, u->tarball, err) < 0)
+        return -1;
+    char *unpack[] = { "dpkg-source", "-x", u->dsc, "tree", NULL };
+    char *genchanges[] = { "dpkg-genchanges", "-S", opt_u, opt_o, NULL };
+    _cleanup_free_ char *changes = in_dir(u->work, u->changes);
+
+    if (!changes)
+        return rs_fail(err, "out of memory");
+    if (rs_run_tool(unpack, u->work, err) < 0 || rs_gpgme_clearsign(u->c->gnupg_home, u->c->key, dsc, err) < 0 ||
+        rs_run_tool(genchanges, tree, err) < 0 || rs_gpgme_clearsign(u->c->gnupg_home, u->c->key, changes, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* Into the queue: the .changes last, so its files are all there first. */
+static int deliver(upload *u, rs_error *err)
+{
+    const char *order[] = { u->dsc, u->tarball, u->changes };
+    _cleanup_free_ char *changes = in_dir(u->work, u->changes);
+    if (!changes)
+        return rs_fail(err, "out of memory");
+    if (u->c->command) {
+        size_t n = 0;
+
+        while (u->c->command[n])
+            n++;
+        _cleanup_free_ char **argv = calloc(n + 2, sizeof(char *));
+
+        if (!argv)
+            return rs_fail(err, "out of memory");
+        memcpy(argv, u->c->command, n * sizeof(char *));
+        argv[n] = changes;
+        return rs_run_tool(argv, u->work, err) < 0 ? rs_error_prefix(err, "upload_command") : 0;
+    }
+    for (size_t i = 0; i < 3; i++) {
+        _cleanup_free_ char *src = in_dir(u->work, order[i]);
+
+        if (!src || copy_into(src, u->c->incoming, order[i], err) < 0)
+            return src ? rs_error_prefix(err, "incoming") : rs_fail(err, "out of memory");
+        if (rs_sync_filesystem(u->c->incoming, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int rs_upload_published(const rs_upload_config *c, const char *published, const char *work_dir, rs_error *err)
+{
+    _cleanup_(upload_free) upload u = { c, published, NULL, NULL, NULL, NULL };
+    _cleanup_free_ char *marker = NULL;
+
+    if (!c->key)
+        return 0;
+    if (!(marker = in_dir(work_dir, "uploaded")))
+        return rs_fail(err, "out of memory");
+    if (access(marker, F_OK) == 0)
+        return 0;
+    if (mkdir(work_dir, 0700) < 0 && errno != EEXIST)
+        return rs_fail(err, "%s: %s", work_dir, strerror(errno));
+    if (asprintf(&u.work, "%s/upload-XXXXXX", work_dir) < 0 || !mkdtemp(u.work)) {
+        free(u.work);
+        u.work = NULL;
+        return rs_fail(err, "%s: cannot create a work directory", work_dir);
+    }
+    if (find_source(published, &u.dsc, &u.tarball, err) < 0 || make_upload(&u, err) < 0 || deliver(&u, err) < 0)
+        return rs_error_prefix(err, "upload");
+    return rs_write_file(marker, "", 0, 0644, err);
+}
