@@ -8,6 +8,19 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "cert", required_argument, NULL, 'c' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
+static const rs_optdoc log_docs[] = {
+    { "cert", "CERT",
+      "Pin the log's certificate.",
+      "the certificate in LOGDIR, whose fingerprint is printed" },
+    { 0 },
+};
+
 const rs_command cmd_log = {
     .name = "log",
     .summary = "check the signing service's transparency log; inclusion and consistency proofs",
@@ -22,6 +35,10 @@ const rs_command cmd_log = {
              "they are printed. --cert pins the log's certificate; without it the one in\n"
              "LOGDIR is used, and its fingerprint is printed.",
     .run = run,
+    .options = longopts,
+    .optdocs = log_docs,
+    .verbs = "verify prove consistency",
+    .example = "reprosign log verify /var/lib/reprosign/log --cert /etc/reprosign/log.pem",
 };
 
 static json_t *hex(const rs_hash *h)
@@ -128,17 +145,12 @@ static int do_consistency(rs_log_view *v, const char *old_s, const char *new_s)
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "cert", required_argument, NULL, 'c' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     const char *sub, *cert = NULL;
     _cleanup_(rs_log_view_free) rs_log_view v = { 0 };
     rs_error err;
     int c, nargs;
 
-    while ((c = cli_getopt(&cmd_log, argc, argv, "c:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_log, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'c': cert = optarg; break;
         case -2: return EXIT_OK;

@@ -10,6 +10,35 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "state", required_argument, NULL, 's' }, { "config", required_argument, NULL, 'c' },
+    { "once", no_argument, NULL, 'o' },        { "json", no_argument, NULL, 'j' },
+    { "status", required_argument, NULL, 'S' }, { "all-failed", no_argument, NULL, 'A' },
+    { "help", no_argument, NULL, 'h' },        { 0 },
+};
+
+static const rs_optdoc service_docs[] = {
+    { "state", "DIR",
+      "The state directory (required by every subcommand).",
+      NULL },
+    { "config", "FILE",
+      "init: the configuration file, see reprosign-service.json(5).",
+      NULL },
+    { "once", NULL,
+      "run: make one pass and exit instead of serving until SIGTERM.",
+      NULL },
+    { "status", "pending|signed|held|published|failed",
+      "status: show only requests in this state.",
+      "all" },
+    { "json", NULL,
+      "status: print one JSON document.",
+      NULL },
+    { "all-failed", NULL,
+      "retry: retry every failed request.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_service = {
     .name = "service",
     .summary = "the signing service: archive requests, embargo, build-time socket",
@@ -26,9 +55,12 @@ const rs_command cmd_service = {
              "(the archive unreachable, the token away: tried again by itself, after 1, 2,\n"
              "4... minutes), 3 if one was refused (never tried again until 'retry').\n"
              "Embargoed requests are signed but held until 'release'. Every signature is\n"
-             "recorded in the transparency log ('reprosign log').\n\n"
-             "Example: reprosign service status --state /var/lib/reprosign --status failed",
+             "recorded in the transparency log ('reprosign log').",
     .run = run,
+    .options = longopts,
+    .optdocs = service_docs,
+    .verbs = "init run status release retry",
+    .example = "reprosign service status --state /var/lib/reprosign --status failed",
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -47,15 +79,9 @@ void cli_service_note(void *ctx, const rs_log_fields *fields, const char *line)
 
 static int parse(int argc, char **argv, cli_service_args *a)
 {
-    static const struct option longopts[] = {
-        { "state", required_argument, NULL, 's' }, { "config", required_argument, NULL, 'c' },
-        { "once", no_argument, NULL, 'o' },        { "json", no_argument, NULL, 'j' },
-        { "status", required_argument, NULL, 'S' }, { "all-failed", no_argument, NULL, 'A' },
-        { "help", no_argument, NULL, 'h' },        { 0 },
-    };
     int c;
 
-    while ((c = cli_getopt(&cmd_service, argc, argv, "s:c:ojh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_service, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 's': a->state = optarg; break;
         case 'c': a->config = optarg; break;

@@ -26,6 +26,44 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc sign_template_docs[] = {
+    { "packages", "DIR",
+      "The unsigned binary packages: .deb files or unpacked roots named after their package.",
+      NULL },
+    { "key", "KEY",
+      "The signing key: a PEM or DER file, or a pkcs11: URI (see 'reprosign token list').",
+      NULL },
+    { "pass", "file:PATH|env:VAR",
+      "Where an encrypted key file's passphrase comes from; never on the command line.",
+      "KBUILD_SIGN_PIN, else a prompt on the terminal" },
+    { "cert", "CERT",
+      "The signer's certificate (with --via: of a key the service holds).",
+      NULL },
+    { "via", "SOCKET",
+      "Have the signing service at SOCKET sign instead of a local key;\n"
+      "only the request goes over the socket.",
+      NULL },
+    { "output", "OUTDIR",
+      "Where the signatures and the -signed source go; must not exist.",
+      NULL },
+    { "trusted-cert-allowlist", "FILE",
+      "SHA-256 fingerprints, one per line, that templates' trusted_certs may name.",
+      "none may" },
+    { "jobs", "N",
+      "Files signed in parallel (1 to 1024).",
+      "one per core; with --via four per core, at most 64" },
+    { "hash", "sha256|sha384|sha512",
+      "The digest algorithm.",
+      "sha256" },
+    { "no-signing-time", NULL,
+      "Leave the signingTime attribute out.",
+      "signingTime from SOURCE_DATE_EPOCH, else the clock" },
+    { "quiet", NULL,
+      "Print no progress.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_sign_template = {
     .name = "sign-template",
     .summary = "sign what a Debian signing template lists; make the -signed source package",
@@ -46,6 +84,9 @@ const rs_command cmd_sign_template = {
              "gives. --jobs then defaults to four per core (at most 64), so the service\n"
              "always has requests waiting.",
     .run = run,
+    .optdocs = sign_template_docs,
+    .example = "reprosign sign-template shim-signed-template.deb --packages debs/ --key db.key\n"
+               "    --cert db.crt --output out/",
     .options = longopts,
 };
 
@@ -77,7 +118,7 @@ static int run(int argc, char **argv)
     rs_error err;
     int c, rc;
 
-    while ((c = cli_getopt(&cmd_sign_template, argc, argv, "p:k:c:V:o:a:j:H:Tqh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_sign_template, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'p': o.packages_dir = optarg; break;
         case 'k': key = optarg; break;
