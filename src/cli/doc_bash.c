@@ -10,6 +10,7 @@
 static const char bash_helpers[] =
     "_reprosign_pkcs11_uris()\n"
     "{\n"
+    "    command -v timeout >/dev/null && command -v reprosign >/dev/null || return\n"
     "    timeout 5 reprosign token list 2>/dev/null | sed -n 's/^ *\\(pkcs11:[^ ]*\\)$/\\1/p'\n"
     "}\n"
     "\n"

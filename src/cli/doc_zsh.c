@@ -120,6 +120,10 @@ int doc_write_zsh(FILE *f, const rs_command *const *commands, size_t n)
             arguments(f, *s, pattern);
         }
     }
-    fputs("    (*) _files ;;\n  esac\n}\n\n_reprosign \"$@\"\n", f);
+    /* Autoloaded from fpath it completes; sourced, it registers itself. */
+    fputs("    (*) _files ;;\n  esac\n}\n\n"
+          "if [[ $zsh_eval_context[-1] == loadautofunc ]]; then\n  _reprosign \"$@\"\nelse\n"
+          "  compdef _reprosign reprosign\nfi\n",
+          f);
     return ferror(f) ? EXIT_FAIL : EXIT_OK;
 }
