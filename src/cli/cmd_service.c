@@ -48,7 +48,7 @@ const rs_command cmd_service = {
              "       reprosign service release --state DIR REQUEST-ID\n"
              "       reprosign service retry --state DIR (REQUEST-ID | --all-failed)\n\n"
              "init creates the state directory (0700) and records the configuration file\n"
-             "(see README.md, \"Signing service\"). run signs the archive's pending requests\n"
+             "(reprosign-service.json(5)). run signs the archive's pending requests\n"
              "and publishes each as OUTPUT/<request>/ (the -signed .dsc and .tar.xz, and\n"
              "signatures.tar.xz), then keeps serving the socket and polling for requests\n"
              "until SIGTERM; --once makes one pass and exits: 1 if a request failed for now\n"
