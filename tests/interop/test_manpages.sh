@@ -142,4 +142,17 @@ check "zsh: compinit finds it on fpath" bash -c "
     [ \"\$(zsh -fc 'fpath=($WORK \$fpath); autoload -U compinit; compinit -u -D; print -r -- \$_comps[reprosign]; autoload +X _reprosign' 2>&1)\" = _reprosign ]"
 check "zsh: sourcing it after compinit registers it, without a word on stderr" bash -c "
     out=\$(zsh -fc 'autoload -U compinit; compinit -u -D; source $WORK/_reprosign; print -r -- \$_comps[reprosign]' 2>&1); [ \"\$out\" = _reprosign ]"
+# ... and completes, typed into an interactive zsh on a pty.
+zexpect() {  # zexpect "WORDS" "REPLY"
+    local got
+    got=$(timeout 30 zsh -f "$TESTS_DIR/tools/zsh-complete.zsh" "$WORK" "$1" | tr '\n' ' ')
+    [ "$got" = "$2 " ] && pass "zsh: '$1' -> $2" || fail "zsh: '$1': expected '$2', got '$got'"
+}
+zexpect "reprosign sig" "sign sign-blob sign-template"
+zexpect "reprosign service re" "release retry"
+zexpect "reprosign sign --ha" "--hash"
+zexpect "reprosign sign --hash sha" "sha256 sha384 sha512"
+zexpect "reprosign efi ke" "keygen"
+zexpect "reprosign efi sign-var --name " "KEK PK db dbx"
+zexpect "reprosign chain --sbat-p" "--sbat-policy"
 finish
