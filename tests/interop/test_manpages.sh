@@ -155,4 +155,9 @@ zexpect "reprosign sign --hash sha" "sha256 sha384 sha512"
 zexpect "reprosign efi ke" "keygen"
 zexpect "reprosign efi sign-var --name " "KEK PK db dbx"
 zexpect "reprosign chain --sbat-p" "--sbat-policy"
+if [ -x "$WORK/bin/reprosign" ]; then
+    check "zsh: --key pkcs11: offers the token's URI" bash -c "
+        PATH='$WORK/bin':\$PATH timeout 30 zsh -f '$TESTS_DIR/tools/zsh-complete.zsh' '$WORK' 'reprosign sign --key pkcs11:' |
+        grep -q '^pkcs11:.*token=comptest'"
+fi
 finish
