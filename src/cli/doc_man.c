@@ -95,10 +95,27 @@ static const char *usage_body(const rs_command *cmd)
     return p;
 }
 
+/* The usage text's later lines are indented under "usage: "; the page
+ * has no "usage: ", so they lose those 7 columns. */
+#define USAGE_INDENT 7
+
 static void roff_synopsis(FILE *f, const rs_command *cmd)
 {
+    const char *s = cmd->usage, *end = s + paragraph_len(s);
+
     fputs(".nf\n\\fBreprosign\\fR ", f);
-    roff_line(f, cmd->usage, paragraph_len(cmd->usage));
+    while (s < end) {
+        size_t n = strcspn(s, "\n");
+
+        if (n > (size_t)(end - s))
+            n = (size_t)(end - s);
+        if (s != cmd->usage && strspn(s, " ") >= USAGE_INDENT) {
+            s += USAGE_INDENT;
+            n -= USAGE_INDENT;
+        }
+        roff_line(f, s, n);
+        s += n + 1;
+    }
     fputs(".fi\n", f);
 }
 
