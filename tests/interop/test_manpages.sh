@@ -54,6 +54,7 @@ for c in $commands; do
     done
 done
 for s in $efi_subs; do
+    check "efi $s: --help and 'help efi $s' print the same" bash -c "cmp -s <('$REPROSIGN' efi $s --help) <('$REPROSIGN' help efi $s)"
     check "efi $s lists options in --help" test -n "$(options_of efi "$s")"
     for o in $(options_of efi "$s"); do
         grep -q -- "^ *$o\b" "$WORK/efi.txt" || fail "efi $s: $o is not in reprosign-efi(1)"
