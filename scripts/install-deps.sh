@@ -10,6 +10,6 @@ apt-get install -y -q --no-install-recommends \
     openssl ca-certificates python3 binutils xz-utils zstd bc time jq git \
     sbsigntool osslsigncode pesign linux-kbuild-6.1 kmod bsdutils \
     softhsm2 opensc p11-kit \
-    dpkg-dev debhelper lintian valgrind groff-base apt-utils gpg gpgv systemd util-linux prometheus \
+    dpkg-dev debhelper lintian valgrind groff-base man-db zsh apt-utils gpg gpgv systemd util-linux prometheus \
     qemu-system-x86 ovmf gnu-efi mtools dosfstools efitools busybox-static \
     golang-go golang-golang-x-mod-dev reprepro apt

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cli_fail(const rs_error *err)
 {
@@ -17,9 +18,43 @@ int cli_fail_file(rs_error *err, const char *file)
     return cli_fail(err);
 }
 
+/* Prints TEXT indented, line by line. */
+static void print_indented(const char *indent, const char *text)
+{
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+
+        printf("%s%.*s\n", indent, (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+}
+
+static bool optional_arg(const rs_command *cmd, const char *name)
+{
+    for (const struct option *o = cmd->options; o && o->name; o++)
+        if (!strcmp(o->name, name))
+            return o->has_arg == optional_argument;
+    return false;
+}
+
 void cli_help(const rs_command *cmd)
 {
     printf("usage: reprosign %s\n", cmd->usage);
+    if (cmd->optdocs || cmd->options) {
+        printf("\noptions:\n");
+        for (const rs_optdoc *o = cmd->optdocs; o && o->name; o++) {
+            printf("  --%s%s%s%s\n", o->name, !o->arg ? "" : optional_arg(cmd, o->name) ? "[=" : " ",
+                   o->arg ? o->arg : "", o->arg && optional_arg(cmd, o->name) ? "]" : "");
+            print_indented("      ", o->text);
+            if (o->dflt)
+                printf("      (default: %s)\n", o->dflt);
+        }
+        printf("  -h, --help\n      Print this text and exit.\n");
+    }
+    if (cmd->example) {
+        printf("\nexample:\n");
+        print_indented("  ", cmd->example);
+    }
 }
 
 int cli_usage(const rs_command *cmd, const char *fmt, ...)

@@ -14,6 +14,14 @@
  * failed for now, and will be tried again). */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_REFUSED = 3 };
 
+/* One long option as --help and the man pages describe it. */
+typedef struct rs_optdoc {
+    const char *name; /* without "--" */
+    const char *arg;  /* what it takes ("FILE", "sha256|sha384|sha512"), NULL for a flag */
+    const char *text; /* what it does, one to three lines */
+    const char *dflt; /* its default, NULL if it has none */
+} rs_optdoc;
+
 typedef struct rs_command {
     const char *name;
     const char *summary;
@@ -23,6 +31,12 @@ typedef struct rs_command {
      * getopt table, and a NULL-terminated list of subcommands. */
     const struct option *options;
     const struct rs_command *const *subcommands;
+    /* Every long option but --help, in the order --help lists them;
+     * ended by { 0 }. Checked against .options by `__doc check`. */
+    const rs_optdoc *optdocs;
+    const char *example;
+    /* Subcommand words a command parses itself ("init run status"). */
+    const char *verbs;
 } rs_command;
 
 /* Prints "reprosign: <message>" to stderr and returns EXIT_FAIL. */

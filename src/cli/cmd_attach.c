@@ -11,6 +11,16 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc attach_docs[] = {
+    { "output", "OUT",
+      "Write the signed file to OUT instead of changing FILE.",
+      "FILE, in place" },
+    { "cert", "CERT",
+      "The signer's certificate, to check a kernel module signature (which carries none).",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_attach = {
     .name = "attach",
     .summary = "attach a detached signature (checks it fits the file)",
@@ -21,6 +31,8 @@ const rs_command cmd_attach = {
              "signatures carry no certificate: --cert names the signer's, to check them.\n"
              "In place, a FILE that is a symlink has the file it leads to rewritten.",
     .run = run,
+    .optdocs = attach_docs,
+    .example = "reprosign attach grubx64.efi.sig grubx64.efi --output grubx64.efi.signed",
     .options = longopts,
 };
 
@@ -31,7 +43,7 @@ static int run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_attach, argc, argv, "o:c:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_attach, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'c': cert_path = optarg; break;

@@ -20,6 +20,31 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc attach_tree_docs[] = {
+    { "signatures", "SIGDIR",
+      "The tree of detached signatures, SIGDIR/<path>.sig (required).",
+      NULL },
+    { "root", "ROOT",
+      "The tree of unsigned files (required).",
+      NULL },
+    { "output", "OUTROOT",
+      "Write the signed files under OUTROOT instead of in place.",
+      "in place under ROOT" },
+    { "suffix", "SUFFIX",
+      "Appended to each written file's name.",
+      "none" },
+    { "cert", "CERT",
+      "The signer's certificate, to check kernel module signatures (required for them).",
+      NULL },
+    { "jobs", "N",
+      "Files attached in parallel (1 to 1024).",
+      "one per core" },
+    { "quiet", NULL,
+      "Print no progress.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_attach_tree = {
     .name = "attach-tree",
     .summary = "attach a tree of detached signatures (the second stage)",
@@ -33,6 +58,9 @@ const rs_command cmd_attach_tree = {
              "already carries its signature is left as it is, so running again finishes\n"
              "an interrupted run. In place, a symlink's file is rewritten and the link kept.",
     .run = run,
+    .optdocs = attach_tree_docs,
+    .example = "reprosign attach-tree --signatures out/signatures/linux-image-6.1.0-amd64 --root pkg/\n"
+               "    --cert modules.crt --output signed/",
     .options = longopts,
 };
 
@@ -45,7 +73,7 @@ static int run(int argc, char **argv)
     long jobs;
     int c, rc;
 
-    while ((c = cli_getopt(&cmd_attach_tree, argc, argv, "s:r:o:S:c:j:qh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_attach_tree, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 's': o.signatures = optarg; break;
         case 'r': o.root = optarg; break;

@@ -19,6 +19,42 @@ static const struct option longopts[] = {
     { "help", no_argument, NULL, 'h' },              { 0 },
 };
 
+static const rs_optdoc chain_docs[] = {
+    { "vars", "VARSTORE",
+      "An OVMF variable store: db, dbx, MokList, MokListX, SbatLevel, SbatPolicy and the\n"
+      "Mok states are read from it.",
+      NULL },
+    { "db", "ESL",
+      "The firmware's db as a signature list; may be repeated.",
+      NULL },
+    { "dbx", "ESL",
+      "The firmware's dbx as a signature list; may be repeated.",
+      NULL },
+    { "mok", "ESL",
+      "shim's MokList as a signature list; may be repeated.",
+      NULL },
+    { "mokx", "ESL",
+      "shim's MokListX as a signature list; may be repeated.",
+      NULL },
+    { "sbat-level", "FILE",
+      "The SbatLevel variable's CSV.",
+      "the store's SbatLevel with --vars, else the level shim itself applies" },
+    { "sbat-policy", "latest|automatic",
+      "Which of shim's built-in .sbatlevel levels applies: latest, or previous\n"
+      "(automatic).",
+      "the store's SbatPolicy with --vars, else automatic" },
+    { "modules", "DIR",
+      "Check every *.ko under DIR as the kernel would under lockdown.",
+      NULL },
+    { "kernel-keys", "CERTS",
+      "The kernel's build-time module signing certificates (PEM).",
+      NULL },
+    { "json", NULL,
+      "Print the verdicts as one JSON document.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_chain = {
     .name = "chain",
     .summary = "check a boot chain as firmware, shim, GRUB and the kernel would: db/dbx, MOK, SBAT, modules",
@@ -37,6 +73,9 @@ const rs_command cmd_chain = {
              "be revoked by its file's SHA-256 in dbx or MokListX. One line per stage names the\n"
              "rule and the trust entry that decided; exits 0 only if the whole chain holds.\n\n" CHAIN_RULE_TABLE,
     .run = run,
+    .optdocs = chain_docs,
+    .example = "reprosign chain --vars /usr/share/OVMF/OVMF_VARS_4M.ms.fd shimx64.efi.signed\n"
+               "    grubx64.efi.signed vmlinuz",
     .options = longopts,
 };
 
@@ -193,7 +232,7 @@ static int run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_chain, argc, argv, "v:d:x:M:X:S:P:m:k:jh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_chain, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'm': mod_dir = optarg; break;
         case 'k': mod_keys = optarg; break;

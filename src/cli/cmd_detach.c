@@ -10,14 +10,25 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc detach_docs[] = {
+    { "output", "SIG",
+      "Where the DER signature goes.",
+      "standard output (refused on a terminal)" },
+    { "index", "N",
+      "Which signature, counted from 0.",
+      "0" },
+    { 0 },
+};
+
 const rs_command cmd_detach = {
     .name = "detach",
     .summary = "write a file's signature out as a detached DER signature",
     .usage = "detach FILE [--output SIG] [--index N]\n\n"
              "Writes signature N (default 0, the first) of FILE, as DER, to SIG, or to\n"
-             "standard output without --output (not to a terminal). FILE is not changed.\n\n"
-             "Example: reprosign detach grubx64.efi.signed > grubx64.efi.sig",
+             "standard output without --output (not to a terminal). FILE is not changed.",
     .run = run,
+    .optdocs = detach_docs,
+    .example = "reprosign detach grubx64.efi.signed > grubx64.efi.sig",
     .options = longopts,
 };
 
@@ -28,7 +39,7 @@ static int run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_detach, argc, argv, "o:i:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_detach, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'i':

@@ -12,6 +12,16 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc digest_docs[] = {
+    { "hash", "sha256|sha384|sha512",
+      "The digest algorithm.",
+      "sha256" },
+    { "json", NULL,
+      "Print the digest as one JSON document.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_digest = {
     .name = "digest",
     .summary = "print the digest a signature over the file binds to",
@@ -19,6 +29,8 @@ const rs_command cmd_digest = {
              "For an EFI image this is the Authenticode digest of the image as signed\n"
              "(certificate table excluded, data zero-padded to 8 bytes as sbsign pads it).",
     .run = run,
+    .optdocs = digest_docs,
+    .example = "reprosign digest grubx64.efi",
     .options = longopts,
 };
 
@@ -32,7 +44,7 @@ static int run(int argc, char **argv)
     char hex[2 * RS_MAX_DIGEST + 1];
     int c;
 
-    while ((c = cli_getopt(&cmd_digest, argc, argv, "H:jh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_digest, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'H': hash = optarg; break;
         case 'j': json = true; break;

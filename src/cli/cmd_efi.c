@@ -27,6 +27,7 @@ const rs_command cmd_efi = {
              "  keygen   DIR [--bits 2048|3072|4096] [--name NAME]\n\n"
              "'reprosign efi SUBCOMMAND --help' describes one.",
     .run = run,
+    .example = "reprosign efi list --vars /usr/share/OVMF/OVMF_VARS_4M.ms.fd",
     .subcommands = subcommands,
 };
 

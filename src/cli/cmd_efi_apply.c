@@ -13,6 +13,19 @@ static const struct option apply_longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc efi_apply_docs[] = {
+    { "vars", "VARSTORE",
+      "The variable store to update (required).",
+      NULL },
+    { "name", "PK|KEK|db|dbx",
+      "The variable AUTH updates (required).",
+      NULL },
+    { "output", "VARSTORE",
+      "Where the updated variable store goes (required).",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_efi_apply = {
     .name = "efi apply",
     .usage = "efi apply --vars VARSTORE --name PK|KEK|db|dbx AUTH --output VARSTORE\n\n"
@@ -21,6 +34,8 @@ const rs_command cmd_efi_apply = {
              "variable, a replacement must be newer than the stored one, and an append adds\n"
              "only entries the variable does not have yet.",
     .run = apply_run,
+    .optdocs = efi_apply_docs,
+    .example = "reprosign efi apply --vars vars.fd --name db db.auth --output vars-new.fd",
     .options = apply_longopts,
 };
 
@@ -48,7 +63,7 @@ static int apply_run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_efi_apply, argc, argv, "v:n:o:h", apply_longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_efi_apply, argc, argv, "h", apply_longopts)) != -1) {
         switch (c) {
         case 'v': vars = optarg; break;
         case 'n': name = optarg; break;

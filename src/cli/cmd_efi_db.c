@@ -12,11 +12,26 @@ static const struct option db_longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc efi_db_docs[] = {
+    { "vars", "VARSTORE",
+      "The OVMF variable store to read (required).",
+      NULL },
+    { "name", "db|dbx|KEK|PK",
+      "The variable whose list is written.",
+      "db" },
+    { "output", "ESL",
+      "Where the signature list goes (required).",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_efi_db = {
     .name = "efi db",
     .usage = "efi db --vars VARSTORE [--name db|dbx|KEK|PK] --output ESL\n\n"
              "Writes the signature list a variable store holds for db (or another variable).",
     .run = db_run,
+    .optdocs = efi_db_docs,
+    .example = "reprosign efi db --vars /usr/share/OVMF/OVMF_VARS_4M.ms.fd --name dbx --output dbx.esl",
     .options = db_longopts,
 };
 
@@ -30,7 +45,7 @@ static int db_run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_efi_db, argc, argv, "v:n:o:h", db_longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_efi_db, argc, argv, "h", db_longopts)) != -1) {
         switch (c) {
         case 'v': vars = optarg; break;
         case 'n': name = optarg; break;

@@ -21,6 +21,38 @@ static const struct option enroll_longopts[] = {
  * and the UEFI CA) enrolled in this store. */
 #define MICROSOFT_VARS "/usr/share/OVMF/OVMF_VARS_4M.ms.fd"
 
+static const rs_optdoc efi_enroll_docs[] = {
+    { "vars", "TEMPLATE",
+      "The variable store to start from, e.g. the empty OVMF_VARS_4M.fd (required).",
+      NULL },
+    { "pk", "CERT",
+      "The platform key's certificate (required).",
+      NULL },
+    { "kek", "CERT",
+      "A KEK certificate or signature list; may be repeated (required).",
+      NULL },
+    { "db", "CERT",
+      "A db certificate or signature list; may be repeated (required).",
+      NULL },
+    { "dbx", "ESL",
+      "A dbx signature list.",
+      "no dbx" },
+    { "microsoft", "VARSTORE",
+      "Also enroll Microsoft's KEK and db lists, read from VARSTORE.\n"
+      "Leaving them out can leave a machine with option ROMs without a screen or boot.",
+      "/usr/share/OVMF/OVMF_VARS_4M.ms.fd" },
+    { "owner", "GUID",
+      "The SignatureOwner of the entries made from certificates.",
+      "00000000-0000-0000-0000-000000000000" },
+    { "timestamp", "T",
+      "The variables' time: Unix seconds or \"YYYY-MM-DD HH:MM:SS\" (UTC).",
+      "SOURCE_DATE_EPOCH, else the current time" },
+    { "output", "VARSTORE",
+      "Where the new variable store goes (required).",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_efi_enroll = {
     .name = "efi enroll",
     .usage = "efi enroll --vars TEMPLATE --pk CERT --kek CERT... --db CERT... [--dbx ESL]\n"
@@ -34,11 +66,12 @@ const rs_command cmd_efi_enroll = {
              "read from VARSTORE (default " MICROSOFT_VARS ", from Debian's\n"
              "ovmf). Leave them out only knowing the machine needs no option ROM: a\n"
              "graphics, network or storage card's firmware is signed by Microsoft's UEFI CA,\n"
-             "and without it such a machine may show no screen and boot nothing.\n\n"
-             "Example: reprosign efi enroll --vars /usr/share/OVMF/OVMF_VARS_4M.fd\n"
-             "         --pk keys/PK.crt --kek keys/KEK.crt --db keys/db.crt --microsoft\n"
-             "         --owner $(cat keys/GUID) --output vars.fd",
+             "and without it such a machine may show no screen and boot nothing.",
     .run = enroll_run,
+    .optdocs = efi_enroll_docs,
+    .example = "reprosign efi enroll --vars /usr/share/OVMF/OVMF_VARS_4M.fd --pk keys/PK.crt\n"
+               "    --kek keys/KEK.crt --db keys/db.crt --microsoft --owner $(cat keys/GUID)\n"
+               "    --output vars.fd",
     .options = enroll_longopts,
 };
 
@@ -134,7 +167,7 @@ static int enroll_run(int argc, char **argv)
         return EXIT_FAIL;
     a.kek = kek;
     a.db = db;
-    while ((c = cli_getopt(&cmd_efi_enroll, argc, argv, "v:P:K:D:X:g:t:o:h", enroll_longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_efi_enroll, argc, argv, "h", enroll_longopts)) != -1) {
         if (c == 'M') {
             a.microsoft = optarg ? optarg : MICROSOFT_VARS;
             continue;

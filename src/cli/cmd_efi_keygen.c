@@ -14,6 +14,19 @@ static const struct option keygen_longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc efi_keygen_docs[] = {
+    { "bits", "2048|3072|4096",
+      "The RSA key size.",
+      "2048" },
+    { "name", "NAME",
+      "The certificates' common names are \"NAME PK\", \"NAME KEK\" and \"NAME db\".",
+      "reprosign" },
+    { "timestamp", "T",
+      "The signed updates' time: Unix seconds or \"YYYY-MM-DD HH:MM:SS\" (UTC).",
+      "SOURCE_DATE_EPOCH, else the current time" },
+    { 0 },
+};
+
 const rs_command cmd_efi_keygen = {
     .name = "efi keygen",
     .summary = "make PK, KEK and db keys, certificates and signed updates from scratch",
@@ -27,11 +40,12 @@ const rs_command cmd_efi_keygen = {
              "Replacing a machine's keys with only these makes it refuse everything else,\n"
              "Microsoft-signed option ROMs (graphics, network, storage cards) included: such\n"
              "a machine may not show a screen or boot again. Enroll Microsoft's KEK and\n"
-             "UEFI CA beside your own unless you know the machine needs no option ROM.\n\n"
-             "Example: reprosign efi keygen ./keys && reprosign efi enroll --vars\n"
-             "         /usr/share/OVMF/OVMF_VARS_4M.fd --pk keys/PK.crt --kek keys/KEK.crt\n"
-             "         --db keys/db.crt --owner $(cat keys/GUID) --output vars.fd",
+             "UEFI CA beside your own unless you know the machine needs no option ROM.",
     .run = keygen_run,
+    .optdocs = efi_keygen_docs,
+    .example = "reprosign efi keygen ./keys && reprosign efi enroll --vars\n"
+               "    /usr/share/OVMF/OVMF_VARS_4M.fd --pk keys/PK.crt --kek keys/KEK.crt\n"
+               "    --db keys/db.crt --microsoft --owner $(cat keys/GUID) --output vars.fd",
     .options = keygen_longopts,
 };
 
@@ -43,7 +57,7 @@ static int keygen_run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_efi_keygen, argc, argv, "b:n:t:h", keygen_longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_efi_keygen, argc, argv, "h", keygen_longopts)) != -1) {
         switch (c) {
         case 'b':
             o.bits = (int)strtol(optarg, &end, 10);

@@ -16,6 +16,22 @@ static const struct option list_longopts[] = {
     { "help", no_argument, NULL, 'h' },       { 0 },
 };
 
+static const rs_optdoc efi_list_docs[] = {
+    { "vars", "VARSTORE",
+      "List the variables of an OVMF variable store.",
+      NULL },
+    { "name", "NAME",
+      "Only this variable (PK, KEK, db, dbx, MokList...).",
+      "all" },
+    { "all", NULL,
+      "Include deleted copies of variables.",
+      NULL },
+    { "json", NULL,
+      "Print one JSON document.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_efi_list = {
     .name = "efi list",
     .usage = "efi list (ESL | AUTH | --vars VARSTORE [--name NAME] [--all]) [--json]\n\n"
@@ -23,6 +39,8 @@ const rs_command cmd_efi_list = {
              "timestamp and signer first), or the variables of an OVMF variable store with\n"
              "the lists of PK, KEK, db and dbx decoded. --all includes deleted copies.",
     .run = list_run,
+    .optdocs = efi_list_docs,
+    .example = "reprosign efi list --vars /usr/share/OVMF/OVMF_VARS_4M.ms.fd --name db",
     .options = list_longopts,
 };
 
@@ -220,7 +238,7 @@ static int list_run(int argc, char **argv)
     rs_error err;
     int c, rc;
 
-    while ((c = cli_getopt(&cmd_efi_list, argc, argv, "v:n:ajh", list_longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_efi_list, argc, argv, "h", list_longopts)) != -1) {
         switch (c) {
         case 'v': vars = optarg; break;
         case 'n': name = optarg; break;

@@ -24,6 +24,19 @@ static const struct option shim_var_longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc efi_shim_var_docs[] = {
+    { "vars", "VARSTORE",
+      "The variable store to update (required).",
+      NULL },
+    { "name", "MokList|MokListX|SbatLevel|SbatPolicy|MokSBState|MokDBState|MokPolicy",
+      "The shim variable to write (required).",
+      NULL },
+    { "output", "VARSTORE",
+      "Where the updated variable store goes (required).",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_efi_shim_var = {
     .name = "efi shim-var",
     .usage = "efi shim-var --vars VARSTORE --name NAME FILE --output VARSTORE\n\n"
@@ -34,6 +47,8 @@ const rs_command cmd_efi_shim_var = {
              "SbatLevel (FILE is the CSV level), or SbatPolicy, MokSBState, MokDBState or\n"
              "MokPolicy (FILE holds their byte).",
     .run = shim_var_run,
+    .optdocs = efi_shim_var_docs,
+    .example = "reprosign efi shim-var --vars vars.fd --name MokList mok.esl --output vars-mok.fd",
     .options = shim_var_longopts,
 };
 
@@ -81,7 +96,7 @@ static int shim_var_run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_efi_shim_var, argc, argv, "v:n:o:h", shim_var_longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_efi_shim_var, argc, argv, "h", shim_var_longopts)) != -1) {
         switch (c) {
         case 'v': vars = optarg; break;
         case 'n': name = optarg; break;

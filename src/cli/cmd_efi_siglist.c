@@ -14,6 +14,25 @@ static const struct option siglist_longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc efi_siglist_docs[] = {
+    { "cert", "CERT",
+      "A certificate (PEM or DER) to list; may be repeated.",
+      NULL },
+    { "hash", "FILE",
+      "An EFI image whose Authenticode digest to list; may be repeated.",
+      NULL },
+    { "sha1", NULL,
+      "List the --hash digests as SHA-1 (EFI_CERT_SHA1).",
+      "SHA-256" },
+    { "owner", "GUID",
+      "The SignatureOwner of every entry.",
+      "00000000-0000-0000-0000-000000000000" },
+    { "output", "ESL",
+      "Where the signature list goes (required).",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_efi_siglist = {
     .name = "efi siglist",
     .usage = "efi siglist (--cert CERT... | --hash FILE... [--sha1]) [--owner GUID] --output ESL\n\n"
@@ -23,6 +42,8 @@ const rs_command cmd_efi_siglist = {
              "dbx and its vendor dbx).\n"
              "The owner GUID defaults to all zeros, as efitools' default.",
     .run = siglist_run,
+    .optdocs = efi_siglist_docs,
+    .example = "reprosign efi siglist --cert db.crt --owner $(cat keys/GUID) --output db.esl",
     .options = siglist_longopts,
 };
 
@@ -60,7 +81,7 @@ static int siglist_run(int argc, char **argv)
 
     if (!certs || !images)
         return EXIT_FAIL;
-    while ((c = cli_getopt(&cmd_efi_siglist, argc, argv, "c:H:1g:o:h", siglist_longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_efi_siglist, argc, argv, "h", siglist_longopts)) != -1) {
         switch (c) {
         case 'c': certs[ncerts++] = optarg; break;
         case 'H': images[nimages++] = optarg; break;

@@ -16,6 +16,31 @@ static const struct option signvar_longopts[] = {
     { "help", no_argument, NULL, 'h' },            { 0 },
 };
 
+static const rs_optdoc efi_sign_var_docs[] = {
+    { "name", "PK|KEK|db|dbx",
+      "The variable the update is for (required).",
+      NULL },
+    { "key", "KEY",
+      "The signing key: a PEM or DER file, or a pkcs11: URI (see 'reprosign token list').",
+      NULL },
+    { "pass", "file:PATH|env:VAR",
+      "Where an encrypted key file's passphrase comes from; never on the command line.",
+      "KBUILD_SIGN_PIN, else a prompt on the terminal" },
+    { "cert", "CERT",
+      "The signer's certificate.",
+      NULL },
+    { "append", NULL,
+      "Sign an APPEND_WRITE instead of a replacement.",
+      NULL },
+    { "timestamp", "T",
+      "The update's time: Unix seconds or \"YYYY-MM-DD HH:MM:SS\" (UTC).",
+      "SOURCE_DATE_EPOCH, else the current time" },
+    { "output", "AUTH",
+      "Where the authenticated update goes (required).",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_efi_sign_var = {
     .name = "efi sign-var",
     .usage = "efi sign-var --name PK|KEK|db|dbx --key KEY [--pass SPEC] --cert CERT [--append] [--timestamp T]\n"
@@ -25,6 +50,8 @@ const rs_command cmd_efi_sign_var = {
              "--append signs an APPEND_WRITE. T is Unix seconds or \"YYYY-MM-DD HH:MM:SS\" (UTC);\n"
              "the default is SOURCE_DATE_EPOCH, else the current time.",
     .run = signvar_run,
+    .optdocs = efi_sign_var_docs,
+    .example = "reprosign efi sign-var --name db --key KEK.key --cert KEK.crt db.esl --output db.auth",
     .options = signvar_longopts,
 };
 
@@ -54,7 +81,7 @@ static int signvar_run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_efi_sign_var, argc, argv, "n:k:c:at:o:h", signvar_longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_efi_sign_var, argc, argv, "h", signvar_longopts)) != -1) {
         switch (c) {
         case 'n': name = optarg; break;
         case 'k': key = optarg; break;

@@ -11,6 +11,13 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc list_docs[] = {
+    { "json", NULL,
+      "Print the signatures as one JSON document.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_list = {
     .name = "list",
     .summary = "list a file's signatures",
@@ -18,6 +25,8 @@ const rs_command cmd_list = {
              "Shows each signature: signer subject, issuer and serial (or key id), digest\n"
              "algorithm, signing time and the digest it binds to.",
     .run = run,
+    .optdocs = list_docs,
+    .example = "reprosign list /lib/modules/$(uname -r)/kernel/fs/ext4/ext4.ko --json",
     .options = longopts,
 };
 
@@ -77,7 +86,7 @@ static int run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_list, argc, argv, "jh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_list, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case -2: return EXIT_OK;

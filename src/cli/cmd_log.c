@@ -22,6 +22,25 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc log_docs[] = {
+    { "vkey", "VKEY", "The log's verifier key (PREFIX.vkey from keygen, or the service's STATE/log.vkey),\n"
+                      "pinned: a log is never checked against key material found in it.", NULL },
+    { "key", "KEY", "A note signer key (PREFIX.key): the log's, for append and migrate; a witness's,\n"
+                    "for cosign.", NULL },
+    { "output", "PREFIX", "Where keygen writes PREFIX.key (0600) and PREFIX.vkey.", NULL },
+    { "entry", "FILE", "An entry's bytes: prove finds its index, verify-proof checks the proof is for it.",
+      NULL },
+    { "witness", "VKEY", "A witness's verifier key whose cosignature on the checkpoint counts; may repeat.",
+      NULL },
+    { "min-witnesses", "K", "How many of the --witness keys must have cosigned.", "0" },
+    { "batch", "N", "append: entries per checkpoint.", "all of standard input in one" },
+    { "cert", "CERT", "migrate: the certificate that signed the old JSONL log's heads.", NULL },
+    { "cosigner", NULL, "keygen: make a witness (cosignature/v1) key instead of a log key.", NULL },
+    { "archive", "DIR", "monitor: the archive whose published -signed packages the log is checked against.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_log = {
     .name = "log",
     .summary = "the signing service's transparency log: keys, audits, offline proofs, witnesses",
@@ -48,6 +67,9 @@ const rs_command cmd_log = {
              "that checks takes --vkey: a log is never trusted by key material found in it.",
     .run = run,
     .options = longopts,
+    .optdocs = log_docs,
+    .verbs = "keygen verify prove verify-proof consistency cosign append migrate monitor",
+    .example = "reprosign log verify /srv/reprosign/log --vkey /var/lib/reprosign/log.vkey",
 };
 
 void log_free_keys(rs_note_key *vkey, rs_note_key *witnesses, size_t n)
@@ -236,7 +258,7 @@ static int run(int argc, char **argv)
     const char *sub;
     int c, rc;
 
-    while ((c = cli_getopt(&cmd_log, argc, argv, "v:k:o:e:c:w:m:b:Ca:h", longopts)) != -1)
+    while ((c = cli_getopt(&cmd_log, argc, argv, "h", longopts)) != -1)
         if ((rc = parse_opt(&a, c)) != 0)
             return rc == -2 ? EXIT_OK : rc;
     sub = optind < argc ? argv[optind] : "";

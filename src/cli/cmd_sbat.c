@@ -16,6 +16,16 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc sbat_docs[] = {
+    { "level", NULL,
+      "Print shim's .sbatlevel section instead of .sbat.",
+      NULL },
+    { "json", NULL,
+      "Print one JSON document, a record per CSV line.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_sbat = {
     .name = "sbat",
     .summary = "print an EFI image's SBAT metadata (.sbat section)",
@@ -24,6 +34,8 @@ const rs_command cmd_sbat = {
              "instead (the previous and latest revocation levels it carries). --json\n"
              "prints the same as one JSON document, a record per CSV line.",
     .run = run,
+    .optdocs = sbat_docs,
+    .example = "reprosign sbat /usr/lib/shim/shimx64.efi.signed --level",
     .options = longopts,
 };
 
@@ -105,7 +117,7 @@ static int run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_sbat, argc, argv, "ljh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_sbat, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'l': level = true; break;
         case 'j': json = true; break;

@@ -10,6 +10,35 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "state", required_argument, NULL, 's' }, { "config", required_argument, NULL, 'c' },
+    { "once", no_argument, NULL, 'o' },        { "json", no_argument, NULL, 'j' },
+    { "status", required_argument, NULL, 'S' }, { "all-failed", no_argument, NULL, 'A' },
+    { "help", no_argument, NULL, 'h' },        { 0 },
+};
+
+static const rs_optdoc service_docs[] = {
+    { "state", "DIR",
+      "The state directory (required by every subcommand).",
+      NULL },
+    { "config", "FILE",
+      "init: the configuration file, see reprosign-service.json(5).",
+      NULL },
+    { "once", NULL,
+      "run: make one pass and exit instead of serving until SIGTERM.",
+      NULL },
+    { "status", "pending|signed|held|published|failed",
+      "status: show only requests in this state.",
+      "all" },
+    { "json", NULL,
+      "status: print one JSON document.",
+      NULL },
+    { "all-failed", NULL,
+      "retry: retry every failed request.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_service = {
     .name = "service",
     .summary = "the signing service: archive requests, embargo, build-time socket",
@@ -19,7 +48,7 @@ const rs_command cmd_service = {
              "       reprosign service release --state DIR REQUEST-ID\n"
              "       reprosign service retry --state DIR (REQUEST-ID | --all-failed)\n\n"
              "init creates the state directory (0700) and records the configuration file\n"
-             "(see README.md, \"Signing service\"). run signs the archive's pending requests\n"
+             "(reprosign-service.json(5)). run signs the archive's pending requests\n"
              "and publishes each as OUTPUT/<request>/ (the -signed .dsc and .tar.xz, and\n"
              "signatures.tar.xz), then keeps serving the socket and polling for requests\n"
              "until SIGTERM; --once makes one pass and exits: 1 if a request failed for now\n"
@@ -36,9 +65,12 @@ const rs_command cmd_service = {
              "last; or upload_command (a list: program and options, e.g. [\"dput\", \"-u\",\n"
              "\"HOST\"]) runs with the .changes path appended. An embargoed request is\n"
              "uploaded at 'release'. A signature that cannot be made, or a delivery that\n"
-             "fails, fails the request: nothing goes out unsigned.\n\n"
-             "Example: reprosign service status --state /var/lib/reprosign --status failed",
+             "fails, fails the request for now: nothing goes out unsigned.",
     .run = run,
+    .options = longopts,
+    .optdocs = service_docs,
+    .verbs = "init run status release retry",
+    .example = "reprosign service status --state /var/lib/reprosign --status failed",
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -57,15 +89,9 @@ void cli_service_note(void *ctx, const rs_log_fields *fields, const char *line)
 
 static int parse(int argc, char **argv, cli_service_args *a)
 {
-    static const struct option longopts[] = {
-        { "state", required_argument, NULL, 's' }, { "config", required_argument, NULL, 'c' },
-        { "once", no_argument, NULL, 'o' },        { "json", no_argument, NULL, 'j' },
-        { "status", required_argument, NULL, 'S' }, { "all-failed", no_argument, NULL, 'A' },
-        { "help", no_argument, NULL, 'h' },        { 0 },
-    };
     int c;
 
-    while ((c = cli_getopt(&cmd_service, argc, argv, "s:c:ojh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_service, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 's': a->state = optarg; break;
         case 'c': a->config = optarg; break;

@@ -26,6 +26,61 @@ static const struct option sign_longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc sign_docs[] = {
+    { "key", "KEY",
+      "The signing key: a PEM or DER file, or a pkcs11: URI (see 'reprosign token list').",
+      NULL },
+    { "pass", "file:PATH|env:VAR",
+      "Where an encrypted key file's passphrase comes from; never on the command line.",
+      "KBUILD_SIGN_PIN, else a prompt on the terminal" },
+    { "cert", "CERT",
+      "The signer's certificate (PEM or DER file, or pkcs11: URI).",
+      NULL },
+    { "hash", "sha256|sha384|sha512",
+      "The digest algorithm. Most firmware accepts only SHA-256 on EFI images;\n"
+      "another hash there warns.",
+      "sha256" },
+    { "detached", NULL,
+      "Write only the signature (DER), to OUT.",
+      NULL },
+    { "output", "OUT",
+      "Where the result goes.",
+      "FILE.signed, NAME.signed.ko for NAME.ko, FILE.sig with --detached" },
+    { "in-place", NULL,
+      "Replace FILE with the signed file.",
+      NULL },
+    { "no-signing-time", NULL,
+      "Leave the signingTime attribute out.",
+      "signingTime from SOURCE_DATE_EPOCH, else the clock" },
+    { "addcert", "CERTS",
+      "Embed the intermediate certificates in the PEM file CERTS.",
+      NULL },
+    { "keyid", NULL,
+      "Name the signer by its certificate's subjectKeyIdentifier instead of issuer\n"
+      "and serial (as sign-file -k).",
+      NULL },
+    { "replace", NULL,
+      "Drop the signatures FILE already has before signing.",
+      NULL },
+    { "append", NULL,
+      "Add the signature beside the ones FILE has, without the warning.",
+      NULL },
+    { "prepare-offline", NULL,
+      "Write REQ, the digest an offline key must sign, to --output; sign nothing.",
+      NULL },
+    { "finish", "REQ",
+      "Build the signature from REQ and the value given by --signature.",
+      NULL },
+    { "signature", "SIGVALUE",
+      "The raw signature value 'reprosign sign-blob' wrote for --finish.",
+      NULL },
+    { "via", "SOCKET",
+      "Have the signing service at SOCKET sign instead of a local key;\n"
+      "only the request goes over the socket.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_sign = {
     .name = "sign",
     .summary = "sign an EFI image or a kernel module",
@@ -61,6 +116,8 @@ const rs_command cmd_sign = {
              "--pass file:PATH or env:VAR, else KBUILD_SIGN_PIN (as sign-file), else a\n"
              "prompt on the terminal; never from the command line.",
     .run = run,
+    .optdocs = sign_docs,
+    .example = "reprosign sign --key db.key --cert db.crt --output grubx64.efi.signed grubx64.efi",
     .options = sign_longopts,
 };
 
@@ -187,7 +244,7 @@ static int parse(int argc, char **argv, sign_args *a)
     int c;
 
     *a = (sign_args){ .hash = "sha256", .signing_time = true };
-    while ((c = cli_getopt(&cmd_sign, argc, argv, "k:c:H:do:Ta:KPF:S:V:h", sign_longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_sign, argc, argv, "h", sign_longopts)) != -1) {
         switch (c) {
         case 'k': a->key = optarg; break;
         case 'W':

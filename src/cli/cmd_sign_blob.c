@@ -10,6 +10,35 @@
 
 static int run(int argc, char **argv);
 
+static const struct option longopts[] = {
+    { "key", required_argument, NULL, 'k' }, { "pass", required_argument, NULL, 'W' },
+    { "cert", required_argument, NULL, 'c' },
+    { "via", required_argument, NULL, 'V' },
+    { "output", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
+static const rs_optdoc sign_blob_docs[] = {
+    { "key", "KEY",
+      "The signing key: a PEM or DER file, or a pkcs11: URI (see 'reprosign token list').",
+      NULL },
+    { "pass", "file:PATH|env:VAR",
+      "Where an encrypted key file's passphrase comes from; never on the command line.",
+      "KBUILD_SIGN_PIN, else a prompt on the terminal" },
+    { "cert", "CERT",
+      "The certificate KEY belongs to.",
+      "the request's certificate" },
+    { "via", "SOCKET",
+      "Have the signing service at SOCKET sign instead of a local key;\n"
+      "only the request goes over the socket.",
+      NULL },
+    { "output", "SIGVALUE",
+      "Where the raw signature value goes (required).",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_sign_blob = {
     .name = "sign-blob",
     .summary = "offline signing: sign the digest in a request made by 'sign --prepare-offline'",
@@ -22,6 +51,9 @@ const rs_command cmd_sign_blob = {
              "the request's certificate; the value is checked against that certificate\n"
              "before it is written.",
     .run = run,
+    .options = longopts,
+    .optdocs = sign_blob_docs,
+    .example = "reprosign sign-blob grubx64.req --key db.key --output grubx64.sigvalue",
 };
 
 static int sign_with_key(const rs_offline_request *req, const char *key, const char *cert, rs_bytes *value,
@@ -43,21 +75,13 @@ static int sign_via(const rs_offline_request *req, const char *socket, rs_bytes 
 
 static int run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "key", required_argument, NULL, 'k' }, { "pass", required_argument, NULL, 'W' },
-        { "cert", required_argument, NULL, 'c' },
-        { "via", required_argument, NULL, 'V' },
-        { "output", required_argument, NULL, 'o' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     const char *key = NULL, *cert = NULL, *via = NULL, *output = NULL;
     _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
     _cleanup_bytes_ rs_bytes text = { 0 }, value = { 0 };
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_sign_blob, argc, argv, "k:c:V:o:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_sign_blob, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'k': key = optarg; break;
         case 'W':

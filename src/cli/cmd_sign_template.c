@@ -28,6 +28,51 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc sign_template_docs[] = {
+    { "packages", "DIR",
+      "The unsigned binary packages: .deb files or unpacked roots named after their package.",
+      NULL },
+    { "key", "KEY",
+      "The signing key: a PEM or DER file, or a pkcs11: URI (see 'reprosign token list').",
+      NULL },
+    { "pass", "file:PATH|env:VAR",
+      "Where an encrypted key file's passphrase comes from; never on the command line.",
+      "KBUILD_SIGN_PIN, else a prompt on the terminal" },
+    { "cert", "CERT",
+      "The signer's certificate (with --via: of a key the service holds).",
+      NULL },
+    { "via", "SOCKET",
+      "Have the signing service at SOCKET sign instead of a local key;\n"
+      "only the request goes over the socket.",
+      NULL },
+    { "module-key", "KEY",
+      "The key for linux-module files (without --via), so each sig_type has its own,\n"
+      "as the signing service requires.",
+      "--key" },
+    { "module-cert", "CERT",
+      "The certificate for linux-module files: with --via, of the service's module key.",
+      "--cert" },
+    { "output", "OUTDIR",
+      "Where the signatures and the -signed source go; must not exist.",
+      NULL },
+    { "trusted-cert-allowlist", "FILE",
+      "SHA-256 fingerprints, one per line, that templates' trusted_certs may name.",
+      "none may" },
+    { "jobs", "N",
+      "Files signed in parallel (1 to 1024).",
+      "one per core; with --via four per core, at most 64" },
+    { "hash", "sha256|sha384|sha512",
+      "The digest algorithm.",
+      "sha256" },
+    { "no-signing-time", NULL,
+      "Leave the signingTime attribute out.",
+      "signingTime from SOURCE_DATE_EPOCH, else the clock" },
+    { "quiet", NULL,
+      "Print no progress.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_sign_template = {
     .name = "sign-template",
     .summary = "sign what a Debian signing template lists; make the -signed source package",
@@ -52,6 +97,9 @@ const rs_command cmd_sign_template = {
              "of their own, as the signing service does: one key, one purpose. Without them,\n"
              "--key and --cert sign every file.",
     .run = run,
+    .optdocs = sign_template_docs,
+    .example = "reprosign sign-template shim-signed-template.deb --packages debs/ --key db.key\n"
+               "    --cert db.crt --output out/",
     .options = longopts,
 };
 
@@ -85,7 +133,7 @@ static int run(int argc, char **argv)
     rs_error err;
     int c, rc;
 
-    while ((c = cli_getopt(&cmd_sign_template, argc, argv, "p:k:c:V:o:a:j:H:Tqh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_sign_template, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'p': o.packages_dir = optarg; break;
         case 'k': key = optarg; break;

@@ -10,6 +10,16 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc strip_docs[] = {
+    { "output", "OUT",
+      "Write the stripped file to OUT instead of changing FILE.",
+      "FILE, in place" },
+    { "index", "N",
+      "Remove only signature N, counted from 0.",
+      "every signature" },
+    { 0 },
+};
+
 const rs_command cmd_strip = {
     .name = "strip",
     .summary = "remove signatures",
@@ -21,6 +31,8 @@ const rs_command cmd_strip = {
              "back byte for byte. In place, a FILE that is a symlink has the file it leads\n"
              "to rewritten.",
     .run = run,
+    .optdocs = strip_docs,
+    .example = "reprosign strip shimx64.efi.signed --output shimx64.efi",
     .options = longopts,
 };
 
@@ -31,7 +43,7 @@ static int run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_strip, argc, argv, "o:i:h", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_strip, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'i':

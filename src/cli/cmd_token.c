@@ -14,6 +14,19 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc token_docs[] = {
+    { "module", "PATH",
+      "The PKCS#11 module to load.",
+      "the modules configured for p11-kit" },
+    { "login", NULL,
+      "Log in to each token (PIN from REPROSIGN_PKCS11_PIN or the terminal), to list private keys.",
+      NULL },
+    { "json", NULL,
+      "Print the tokens as one JSON document.",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_token = {
     .name = "token",
     .summary = "list PKCS#11 tokens and the keys and certificates on them",
@@ -24,6 +37,9 @@ const rs_command cmd_token = {
              "usually visible only after --login; the PIN is read from\n"
              "REPROSIGN_PKCS11_PIN or asked for on the terminal.",
     .run = run,
+    .optdocs = token_docs,
+    .verbs = "list",
+    .example = "reprosign token list --module /usr/lib/softhsm/libsofthsm2.so --login",
     .options = longopts,
 };
 
@@ -76,7 +92,7 @@ static int run(int argc, char **argv)
     rs_error err;
     int c;
 
-    while ((c = cli_getopt(&cmd_token, argc, argv, "m:ljh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_token, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'm': module = optarg; break;
         case 'l': login = true; break;

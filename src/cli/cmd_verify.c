@@ -17,6 +17,25 @@ static const struct option longopts[] = {
     { 0 },
 };
 
+static const rs_optdoc verify_docs[] = {
+    { "cert", "CA",
+      "A trusted certificate (PEM or DER); may be repeated.",
+      NULL },
+    { "db", "ESL",
+      "An EFI signature list of allowed certificates and hashes; may be repeated.",
+      NULL },
+    { "dbx", "ESL",
+      "An EFI signature list of revoked certificates and hashes; may be repeated.",
+      NULL },
+    { "vars", "VARSTORE",
+      "An OVMF variable store whose db and dbx are used.",
+      NULL },
+    { "json", NULL,
+      "Print the result as one JSON document (see docs/json.md).",
+      NULL },
+    { 0 },
+};
+
 const rs_command cmd_verify = {
     .name = "verify",
     .summary = "verify a file's signatures against trusted certificates",
@@ -29,6 +48,8 @@ const rs_command cmd_verify = {
              "certificate in dbx rejects the image; a signature chaining to a db\n"
              "certificate, or the image hash in db, admits it (also when unsigned).",
     .run = run,
+    .optdocs = verify_docs,
+    .example = "reprosign verify shimx64.efi.signed --vars /usr/share/OVMF/OVMF_VARS_4M.ms.fd",
     .options = longopts,
 };
 
@@ -135,7 +156,7 @@ static int run(int argc, char **argv)
 
     if (rs_trust_init(&trust, &err) < 0)
         return cli_fail(&err);
-    while ((c = cli_getopt(&cmd_verify, argc, argv, "c:d:x:v:jh", longopts)) != -1) {
+    while ((c = cli_getopt(&cmd_verify, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'c':
             if (rs_trust_add_file(&trust, optarg, &err) < 0)

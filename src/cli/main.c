@@ -30,15 +30,35 @@ static void usage(FILE *f)
                "3: a request was refused.\n");
 }
 
-/* `reprosign help COMMAND`: the same text as `COMMAND --help`. */
-static int help(const char *name)
+/* NAME's subcommand SUB ("efi" "keygen" is "efi keygen"), or NAME itself. */
+static const rs_command *find_command(const char *name, const char *sub)
 {
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(name, commands[i]->name)) {
-            cli_help(commands[i]);
-            return EXIT_OK;
-        }
-    fprintf(stderr, "reprosign: help: unknown command '%s' (see 'reprosign --help')\n", name);
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        size_t n = strlen(name);
+
+        if (strcmp(name, commands[i]->name))
+            continue;
+        if (!sub)
+            return commands[i];
+        for (const rs_command *const *s = commands[i]->subcommands; s && *s; s++)
+            if (!strncmp((*s)->name, name, n) && (*s)->name[n] == ' ' && !strcmp((*s)->name + n + 1, sub))
+                return *s;
+    }
+    return NULL;
+}
+
+/* `reprosign help COMMAND [SUBCOMMAND]`: the same text as `COMMAND
+ * [SUBCOMMAND] --help`. */
+static int help(const char *name, const char *sub)
+{
+    const rs_command *cmd = find_command(name, sub);
+
+    if (cmd) {
+        cli_help(cmd);
+        return EXIT_OK;
+    }
+    fprintf(stderr, "reprosign: help: unknown command '%s%s%s' (see 'reprosign --help')\n", name, sub ? " " : "",
+            sub ? sub : "");
     return EXIT_USAGE;
 }
 
@@ -48,8 +68,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (!strcmp(argv[1], "help") && argc == 3)
-        return help(argv[2]);
+    if (!strcmp(argv[1], "help") && (argc == 3 || argc == 4))
+        return help(argv[2], argc == 4 ? argv[3] : NULL);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return EXIT_OK;
