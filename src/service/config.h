@@ -1,5 +1,5 @@
-/* The signing service's configuration: one JSON file (see README.md,
- * "Signing service"). Everything is validated when it is read, so the
+/* The signing service's configuration: one JSON file (see docs/service.md
+ * and reprosign-service.json(5)). Everything is validated when it is read, so the
  * service never starts with a half-understood configuration. */
 #ifndef RS_SERVICE_CONFIG_H
 #define RS_SERVICE_CONFIG_H
