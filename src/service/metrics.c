@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,13 +26,37 @@ void rs_metrics_destroy(rs_metrics *m)
     pthread_mutex_destroy(&m->mu);
 }
 
+/* A new UTC day starts the day's count again. Called with mu held. */
+static void roll_day(rs_metrics *m)
+{
+    int64_t day = (int64_t)time(NULL) / 86400;
+
+    if (day != m->today_day) {
+        m->today_day = day;
+        m->today = 0;
+    }
+}
+
 void rs_metrics_signed(rs_metrics *m, rs_face face, int sig_type, uint64_t n)
 {
     if (!m || face >= RS_FACES || sig_type < 0 || sig_type > 1)
         return;
     pthread_mutex_lock(&m->mu);
     m->signatures[face][sig_type] += n;
+    roll_day(m);
+    m->today += n;
     pthread_mutex_unlock(&m->mu);
+}
+
+uint64_t rs_metrics_today(rs_metrics *m)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&m->mu);
+    roll_day(m);
+    n = m->today;
+    pthread_mutex_unlock(&m->mu);
+    return n;
 }
 
 void rs_metrics_latency(rs_metrics *m, rs_face face, double seconds)

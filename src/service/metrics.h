@@ -26,6 +26,8 @@ typedef struct rs_metrics {
     uint64_t latency_count[RS_FACES];
     double latency_sum[RS_FACES];
     uint64_t token_errors;
+    uint64_t today;                          /* signatures since UTC midnight (today_day) */
+    int64_t today_day;
 } rs_metrics;
 
 void rs_metrics_init(rs_metrics *m);
@@ -35,6 +37,8 @@ void rs_metrics_signed(rs_metrics *m, rs_face face, int sig_type, uint64_t n);
 /* One socket request, or one archive request's template, signed in seconds. */
 void rs_metrics_latency(rs_metrics *m, rs_face face, double seconds);
 void rs_metrics_token_error(rs_metrics *m);
+/* Signatures made today (UTC), on either face, since the service started. */
+uint64_t rs_metrics_today(rs_metrics *m);
 
 /* What the service adds from its state at each pass. */
 typedef struct rs_metrics_state {

@@ -334,11 +334,11 @@ static int listen_on(const rs_service_config *c, int *out, bool *passed, rs_erro
         return -1;
     if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
         return rs_fail(err, "socket: %s", strerror(errno));
-    /* The mode comes from the umask at bind(), so no chmod goes through a
-     * path a symlink could have replaced. With socket.group, only that
-     * group may connect (0660); without, anyone may, and SO_PEERCRED
-     * decides, so a refused build gets a reason instead of EACCES. */
-    old_mask = umask(c->socket_group_set ? 0117 : 0111);
+    /* 0660: the service's group, or socket.group's, may connect; the
+     * allowlist (SO_PEERCRED) then decides who may sign, and a refused
+     * member gets the reason. The mode comes from the umask at bind(), so
+     * no chmod goes through a path a symlink could have replaced. */
+    old_mask = umask(0117);
     rc = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
     umask(old_mask);
     if (rc < 0)

@@ -158,8 +158,9 @@ static void notify_status(rs_service *s, const char *prefix)
 
     if (!count_states(s, count))
         return;
-    snprintf(line, sizeof(line), "%sSTATUS=%zu pending, %zu held, %zu failed, %zu published", prefix ? prefix : "",
-             count[RS_REQ_PENDING], count[RS_REQ_HELD], count[RS_REQ_FAILED], count[RS_REQ_PUBLISHED]);
+    snprintf(line, sizeof(line), "%sSTATUS=%zu pending, %zu held, %zu failed, %zu published, %llu signatures today",
+             prefix ? prefix : "", count[RS_REQ_PENDING], count[RS_REQ_HELD], count[RS_REQ_FAILED],
+             count[RS_REQ_PUBLISHED], (unsigned long long)rs_metrics_today(&s->metrics));
     rs_daemon_notify(line);
 }
 

@@ -55,8 +55,8 @@ for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 check "the service listens" test -S "$sock"
 check "the service, holding keys, may write no core file" \
     test "$(prlimit --pid "$service_pid" --core --output SOFT,HARD --noheadings | awk '{print $1, $2}')" = "0 0"
-check "the socket was made 0666 at bind, not changed through its path" \
-    test "$(stat -c %a "$sock")" = 666
+check "the socket was made 0660 at bind, not changed through its path" \
+    test "$(stat -c %a "$sock")" = 660
 
 log_lines() { if [ -f "$WORK/log/checkpoint" ]; then sed -n 2p "$WORK/log/checkpoint"; else echo 0; fi; }
 

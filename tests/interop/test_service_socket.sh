@@ -35,7 +35,7 @@ cat >"$WORK/config.json" <<JSON
   "keys": {"efi": {"key": "$WORK/db.key", "cert": "$WORK/db.crt"}},
   "output": "$WORK/out",
   "log": "$WORK/log",
-  "socket": {"path": "$sock", "allow_uids": [$(id -u)]},
+  "socket": {"path": "$sock", "allow_uids": [$(id -u)], "group": 65534},
   "poll_interval": 3600
 }
 JSON

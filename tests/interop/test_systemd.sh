@@ -59,7 +59,7 @@ sleep 1
 stop_service "$pid"
 touch "$WORK/notify.stop"; wait "$listener"
 check "READY=1 reaches NOTIFY_SOCKET" grep -qx 'READY=1' "$WORK/notify"
-check "... with a STATUS= line of the requests' counts" grep -q '^STATUS=0 pending, 0 held, 0 failed, 0 published$' "$WORK/notify"
+check "... with a STATUS= line of the requests' counts" grep -q '^STATUS=0 pending, 0 held, 0 failed, 0 published, 0 signatures today$' "$WORK/notify"
 check "WATCHDOG=1 is sent, more than once within the watchdog's period" test "$(grep -c '^WATCHDOG=1$' "$WORK/notify")" -ge 2
 check "STOPPING=1 on SIGTERM" grep -qx 'STOPPING=1' "$WORK/notify"
 check "without the journal, log lines carry a UTC timestamp" \
