@@ -58,14 +58,15 @@ check "... the request is marked failed" test "$(status_of "$WORK/state2" "$id1"
 check "... and nothing reached incoming" test -z "$(ls -A "$WORK/incoming2")"
 
 # ---- upload_command in place of a queue directory ----
-cat >"$WORK/fake-dput" <<'SH'
+# The service gives its children a minimal environment (no secrets pass),
+# so the record's path is written into the script itself.
+cat >"$WORK/fake-dput" <<SH
 #!/bin/sh
 # Records its arguments and the files beside the .changes, as dput sees them.
-echo "$@" >>"$UPLOAD_RECORD"
-ls "$(dirname "$2")" >>"$UPLOAD_RECORD"
+echo "\$@" >>"$WORK/record"
+ls "\$(dirname "\$2")" >>"$WORK/record"
 SH
 chmod +x "$WORK/fake-dput"
-export UPLOAD_RECORD=$WORK/record
 write_config cmd "$repo" ", \"upload_key\": \"$upload_fpr\", \"gnupg_home\": \"$upload_home\", \"upload_command\": [\"$WORK/fake-dput\", \"-u\"]"
 check "service init (upload_command)" svc init --state "$WORK/state3" --config "$WORK/cmd.json"
 check "service run --once" svc run --state "$WORK/state3" --once
