@@ -1,6 +1,7 @@
 #include "pipeline/pkgtree.h"
 
 #include <dirent.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -40,6 +41,7 @@ static known_node *known_slot(known_node *table, size_t cap, const char *name)
 {
     size_t i = name_hash(name) & (cap - 1);
 
+    assert(table && cap);   /* known_add grows the table before it looks */
     while (table[i].name && strcmp(table[i].name, name) != 0)
         i = (i + 1) & (cap - 1);
     return &table[i];
@@ -62,7 +64,7 @@ static int known_grow(rs_pkgtree *t, rs_error *err)
 
     if (!table)
         return rs_fail(err, "out of memory");
-    for (size_t i = 0; i < t->known_cap; i++)
+    for (size_t i = 0; t->known && i < t->known_cap; i++)
         if (t->known[i].name)
             *known_slot(table, cap, t->known[i].name) = t->known[i];
     free(t->known);
@@ -253,6 +255,8 @@ static int step(rs_pkgtree *t, walk *w, const char *comp, const char *path, int 
     if (rc > 0)
         return rs_fail(err, "%s: not found in the package", path);
     if (type == RS_NODE_SYMLINK) {
+        if (!link || !*link)
+            return rs_fail(err, "%s: symlink %s has no target", path, candidate);
         if (++*hops > MAX_SYMLINK_HOPS)
             return rs_fail(err, "%s: too many levels of symbolic links", path);
         if (link[0] == '/')

@@ -57,7 +57,7 @@ static int cmp_hash(const void *a, const void *b)
 
 static bool set_has(const sig_set *s, const rs_hash *h)
 {
-    return bsearch(h, s->h, s->n, sizeof(sig_ref), cmp_hash) != NULL;
+    return s->n && bsearch(h, s->h, s->n, sizeof(sig_ref), cmp_hash) != NULL;
 }
 
 /* ---- the archive's side ---- */
@@ -163,7 +163,8 @@ static int logged_entries(const char *dir, uint64_t size, sig_set *logged, rs_mo
                 return -1;
         }
     }
-    qsort(logged->h, logged->n, sizeof(sig_ref), cmp_hash);
+    if (logged->n)   /* qsort's array may not be NULL, even empty */
+        qsort(logged->h, logged->n, sizeof(sig_ref), cmp_hash);
     return 0;
 }
 
@@ -182,9 +183,11 @@ int rs_log_monitor(const char *dir, uint64_t size, const char *archive, rs_monit
     walk_err = err;
     walk_report = r;
     rc = nftw(archive, visit, 16, FTW_PHYS) != 0 ? -1 : 0;
+    lookup_set = walk_set = NULL;   /* they point into this frame */
     if (rc == 0) {
         /* The other way: logged signatures that nothing published carries. */
-        qsort(published.h, published.n, sizeof(sig_ref), cmp_hash);
+        if (published.n)
+            qsort(published.h, published.n, sizeof(sig_ref), cmp_hash);
         r->published = published.n;
         for (size_t i = 0; i < logged.n; i++) {
             if (set_has(&published, &logged.h[i].h))

@@ -209,7 +209,7 @@ int rs_tile_subtree(rs_tile_reader *r, uint64_t lo, uint64_t hi, rs_hash *out, r
 
     if (n == 0)
         return rs_fail(err, "an empty subtree");
-    if ((n & (n - 1)) == 0 && lo % n == 0) {
+    if (n != 0 && (n & (n - 1)) == 0 && lo % n == 0) {   /* n != 0 again: for the analyzer */
         while (((uint64_t)1 << level) < n)
             level++;
         return rs_tile_node(r, level, lo >> level, out, err);
