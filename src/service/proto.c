@@ -18,19 +18,18 @@
 #include "base/cleanup.h"
 #include "crypto/ossl.h"
 
-/* The first chunk carries the descriptor, if any. */
-static ssize_t send_first(int fd, const uint8_t *p, size_t len, int attach)
+ssize_t rs_send_with_fd(int fd, const void *data, size_t len, int attach)
 {
     union {
         struct cmsghdr h;
         char buf[CMSG_SPACE(sizeof(int))];
     } control = { 0 };
-    struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
+    struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
     struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
     struct cmsghdr *c;
 
     if (attach < 0)
-        return send(fd, p, len, MSG_NOSIGNAL);
+        return send(fd, data, len, MSG_NOSIGNAL);
     m.msg_control = control.buf;
     m.msg_controllen = sizeof(control.buf);
     c = CMSG_FIRSTHDR(&m);
@@ -46,7 +45,8 @@ static int send_all(int fd, const void *data, size_t len, int attach, rs_error *
     const uint8_t *p = data;
 
     while (len) {
-        ssize_t n = send_first(fd, p, len, attach);
+        /* The first chunk carries the descriptor, if any. */
+        ssize_t n = rs_send_with_fd(fd, p, len, attach);
 
         if (n < 0 && errno == EINTR)
             continue;

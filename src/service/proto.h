@@ -9,6 +9,7 @@
 #define RS_PROTO_H
 
 #include <jansson.h>
+#include <sys/types.h>
 
 #include "base/bytes.h"
 #include "base/error.h"
@@ -30,7 +31,10 @@
 #define RS_PROTO_MAX_FDS 16
 
 int rs_frame_write(int fd, const char *data, size_t len, rs_error *err);
-/* The same with a file descriptor attached (SCM_RIGHTS); attach < 0: none. */
+/* One send of data with the descriptor attach (SCM_RIGHTS) on it; attach
+ * < 0: none. Returns what send() does. */
+ssize_t rs_send_with_fd(int fd, const void *data, size_t len, int attach);
+/* A frame with a file descriptor attached (SCM_RIGHTS); attach < 0: none. */
 int rs_frame_write_fd(int fd, const char *data, size_t len, int attach, rs_error *err);
 
 /* Reads frames from one connection. It asks the kernel for as much as is

@@ -151,29 +151,6 @@ static int attach_fd(const uint8_t *image, size_t len, bool sealed)
     return fd;
 }
 
-/* The client's bytes, with the image's descriptor on the first of them. */
-static ssize_t send_with(int sock, const uint8_t *data, size_t size, int fd)
-{
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } control = { 0 };
-    struct iovec iov = { .iov_base = (void *)data, .iov_len = size };
-    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-    struct cmsghdr *c;
-
-    if (fd >= 0) {
-        m.msg_control = control.buf;
-        m.msg_controllen = sizeof(control.buf);
-        c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    }
-    return sendmsg(sock, &m, 0);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -205,7 +182,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (image && size)
         fd = attach_fd(image, image_len, sealed);
-    if (size && send_with(sv[1], data, size, fd) != (ssize_t)size)
+    /* The client's bytes, with the image's descriptor on the first of them. */
+    if (size && rs_send_with_fd(sv[1], data, size, fd) != (ssize_t)size)
         bug("fuzz set-up: short send\n");
     if (fd >= 0)
         close(fd);
