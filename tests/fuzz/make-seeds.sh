@@ -7,6 +7,7 @@
 #   OUTDIR/fuzz_offline/       offline-signing requests for the miniatures,
 #                              as files and in the socket's form
 #   OUTDIR/fuzz_frames/        those requests framed as on the socket
+#   OUTDIR/fuzz_archive_meta/  gpgv status lines and a Release header
 #   OUTDIR/fuzz_files_json/    files.json in each of Debian's three shapes
 #   OUTDIR/fuzz_deb/           small real .debs, tiny ones dpkg-deb builds
 #                              with each compression, hand-made hostile ones
@@ -863,5 +864,14 @@ if sys.argv[3] and os.path.exists(sys.argv[4]):
     seed("module-bare", b"\0" + frame(json.dumps(r, separators=(",", ":")).encode()))
 PY
 
+
+# gpgv's status lines (good, expired key, bad) and a Release's header.
+mkdir -p "$out/fuzz_archive_meta"
+printf '[GNUPG:] NEWSIG\n[GNUPG:] GOODSIG 0123456789ABCDEF archive <a@example.org>\n[GNUPG:] VALIDSIG 0123456789ABCDEF0123456789ABCDEF01234567 2026-12-04 1796380000 0 4 0 22 10 00 0123456789ABCDEF0123456789ABCDEF01234567\n' \
+    >"$out/fuzz_archive_meta/good"
+printf '[GNUPG:] EXPKEYSIG 0123456789ABCDEF archive\n[GNUPG:] VALIDSIG 0123 2026-12-04 1796380000 0\n' >"$out/fuzz_archive_meta/expkeysig"
+printf '[GNUPG:] BADSIG 0123456789ABCDEF archive\n' >"$out/fuzz_archive_meta/badsig"
+printf 'Origin: Debian\nSuite: bookworm-security\nCodename: bookworm-security\nDate: Fri, 04 Dec 2026 13:00:00 UTC\nValid-Until: Fri, 11 Dec 2026 13:00:00 UTC\nSHA256:\n 0123 12 main/binary-amd64/Packages\n' \
+    >"$out/fuzz_archive_meta/release"
 
 echo "make-seeds: $(summary)in $out (largest PE seed $(wc -c "$pe"/* | sort -n | tail -2 | head -1 | awk '{print $1}') bytes)"
