@@ -7,12 +7,6 @@
 
 static int apply_run(int argc, char **argv);
 
-static const struct option apply_longopts[] = {
-    { "vars", required_argument, NULL, 'v' },   { "name", required_argument, NULL, 'n' },
-    { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-    { 0 },
-};
-
 static const rs_optdoc efi_apply_docs[] = {
     { "vars", "VARSTORE",
       "The variable store to update (required).",
@@ -36,7 +30,7 @@ const rs_command cmd_efi_apply = {
     .run = apply_run,
     .optdocs = efi_apply_docs,
     .example = "reprosign efi apply --vars vars.fd --name db db.auth --output vars-new.fd",
-    .options = apply_longopts,
+    .options = efi_store_write_longopts,
 };
 
 static int apply(const char *vars, const char *name, const char *auth_path, const char *output, rs_error *err)
@@ -59,20 +53,11 @@ static int apply(const char *vars, const char *name, const char *auth_path, cons
 
 static int apply_run(int argc, char **argv)
 {
-    const char *vars = NULL, *name = NULL, *output = NULL;
+    efi_store_write_args a;
     rs_error err;
-    int c;
+    int rc = efi_parse_store_write(&cmd_efi_apply, argc, argv, "AUTH file", &a);
 
-    while ((c = cli_getopt(&cmd_efi_apply, argc, argv, "h", apply_longopts)) != -1) {
-        switch (c) {
-        case 'v': vars = optarg; break;
-        case 'n': name = optarg; break;
-        case 'o': output = optarg; break;
-        case -2: return EXIT_OK;
-        default: return EXIT_USAGE;
-        }
-    }
-    if (optind + 1 != argc || !vars || !name || !output)
-        return cli_usage(&cmd_efi_apply, "expected --vars, --name, --output and one AUTH file");
-    return apply(vars, name, argv[optind], output, &err) < 0 ? cli_fail(&err) : EXIT_OK;
+    if (rc >= 0)
+        return rc;
+    return apply(a.vars, a.name, a.file, a.output, &err) < 0 ? cli_fail(&err) : EXIT_OK;
 }

@@ -18,12 +18,6 @@
 
 static int shim_var_run(int argc, char **argv);
 
-static const struct option shim_var_longopts[] = {
-    { "vars", required_argument, NULL, 'v' },   { "name", required_argument, NULL, 'n' },
-    { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-    { 0 },
-};
-
 static const rs_optdoc efi_shim_var_docs[] = {
     { "vars", "VARSTORE",
       "The variable store to update (required).",
@@ -49,7 +43,7 @@ const rs_command cmd_efi_shim_var = {
     .run = shim_var_run,
     .optdocs = efi_shim_var_docs,
     .example = "reprosign efi shim-var --vars vars.fd --name MokList mok.esl --output vars-mok.fd",
-    .options = shim_var_longopts,
+    .options = efi_store_write_longopts,
 };
 
 /* Each variable's contents must be what shim can read. */
@@ -92,20 +86,11 @@ static int write_var(const char *vars, const char *name, const char *path, const
 
 static int shim_var_run(int argc, char **argv)
 {
-    const char *vars = NULL, *name = NULL, *output = NULL;
+    efi_store_write_args a;
     rs_error err;
-    int c;
+    int rc = efi_parse_store_write(&cmd_efi_shim_var, argc, argv, "FILE", &a);
 
-    while ((c = cli_getopt(&cmd_efi_shim_var, argc, argv, "h", shim_var_longopts)) != -1) {
-        switch (c) {
-        case 'v': vars = optarg; break;
-        case 'n': name = optarg; break;
-        case 'o': output = optarg; break;
-        case -2: return EXIT_OK;
-        default: return EXIT_USAGE;
-        }
-    }
-    if (optind + 1 != argc || !vars || !name || !output)
-        return cli_usage(&cmd_efi_shim_var, "expected --vars, --name, --output and one FILE");
-    return write_var(vars, name, argv[optind], output, &err) < 0 ? cli_fail(&err) : EXIT_OK;
+    if (rc >= 0)
+        return rc;
+    return write_var(a.vars, a.name, a.file, a.output, &err) < 0 ? cli_fail(&err) : EXIT_OK;
 }

@@ -81,3 +81,29 @@ int efi_append_cert_lists(rs_bytes *esl, const char *path, const efi_guid *owner
     }
     return 0;
 }
+
+const struct option efi_store_write_longopts[] = {
+    { "vars", required_argument, NULL, 'v' },   { "name", required_argument, NULL, 'n' },
+    { "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
+int efi_parse_store_write(const rs_command *cmd, int argc, char **argv, const char *file_is, efi_store_write_args *a)
+{
+    int c;
+
+    *a = (efi_store_write_args){ 0 };
+    while ((c = cli_getopt(cmd, argc, argv, "h", efi_store_write_longopts)) != -1) {
+        switch (c) {
+        case 'v': a->vars = optarg; break;
+        case 'n': a->name = optarg; break;
+        case 'o': a->output = optarg; break;
+        case -2: return EXIT_OK;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc || !a->vars || !a->name || !a->output)
+        return cli_usage(cmd, "expected --vars, --name, --output and one %s", file_is);
+    a->file = argv[optind];
+    return -1;
+}

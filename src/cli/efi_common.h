@@ -20,6 +20,16 @@ int efi_write_output(const char *path, const rs_bytes *b, rs_error *err);
 /* Appends one X.509 signature list per certificate in the file at path. */
 int efi_append_cert_lists(rs_bytes *esl, const char *path, const efi_guid *owner, rs_error *err);
 
+/* The options of the commands that write one variable into a store
+ * (apply, shim-var): --vars, --name and --output, and one FILE. */
+extern const struct option efi_store_write_longopts[];
+typedef struct efi_store_write_args {
+    const char *vars, *name, *file, *output;
+} efi_store_write_args;
+/* -1 when parsed, else the exit status (help shown, or a usage error
+ * saying that FILE is what).*/
+int efi_parse_store_write(const rs_command *cmd, int argc, char **argv, const char *file_is, efi_store_write_args *a);
+
 extern const rs_command cmd_efi_siglist, cmd_efi_sign_var, cmd_efi_list, cmd_efi_db, cmd_efi_enroll, cmd_efi_apply,
     cmd_efi_shim_var, cmd_efi_keygen;
 
