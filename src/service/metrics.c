@@ -59,6 +59,14 @@ uint64_t rs_metrics_today(rs_metrics *m)
     return n;
 }
 
+double rs_metrics_since(const struct timespec *start)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
 void rs_metrics_latency(rs_metrics *m, rs_face face, double seconds)
 {
     if (!m || face >= RS_FACES)

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/error.h"
 
@@ -34,6 +35,8 @@ void rs_metrics_init(rs_metrics *m);
 void rs_metrics_destroy(rs_metrics *m);
 /* n signatures of one sig_type made on a face. */
 void rs_metrics_signed(rs_metrics *m, rs_face face, int sig_type, uint64_t n);
+/* Seconds from start (CLOCK_MONOTONIC) to now. */
+double rs_metrics_since(const struct timespec *start);
 /* One socket request, or one archive request's template, signed in seconds. */
 void rs_metrics_latency(rs_metrics *m, rs_face face, double seconds);
 void rs_metrics_token_error(rs_metrics *m);

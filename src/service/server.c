@@ -121,7 +121,7 @@ static char *serve_request(client *c, rs_frame_reader *rd, const char *msg, size
     uint64_t index = 0;
     char *text = NULL;
     size_t i;
-    struct timespec t0, t1;
+    struct timespec t0;
     int rc;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -134,10 +134,8 @@ static char *serve_request(client *c, rs_frame_reader *rd, const char *msg, size
         !(text = rs_answer_signed(&sig, index)))
         rs_fail(err, "out of memory");
     if (text) {
-        clock_gettime(CLOCK_MONOTONIC, &t1);
         rs_metrics_signed(s->o.metrics, RS_FACE_SOCKET, (int)i, 1);
-        rs_metrics_latency(s->o.metrics, RS_FACE_SOCKET,
-                           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+        rs_metrics_latency(s->o.metrics, RS_FACE_SOCKET, rs_metrics_since(&t0));
         note_signed(c, &r, index);
     }
     rs_offline_request_free(&r);

@@ -238,8 +238,10 @@ static int run_pipeline(rs_service *s, const rs_state_row *row, const stage *g, 
 }
 
 /* Every signature is a log line too, searchable in the journal by
- * REPROSIGN_REQUEST, REPROSIGN_PACKAGE and REPROSIGN_DIGEST. */
-static void note_signatures(rs_service *s, const rs_state_row *row, const json_t *entries)
+ * REPROSIGN_REQUEST, REPROSIGN_PACKAGE and REPROSIGN_DIGEST, and counted
+ * in the metrics. */
+static void record_signatures(rs_service *s, const rs_state_row *row, const json_t *entries,
+                              const struct timespec *started)
 {
     size_t i;
     json_t *e;
@@ -247,28 +249,14 @@ static void note_signatures(rs_service *s, const rs_state_row *row, const json_t
     json_array_foreach(entries, i, e) {
         const char *package = json_string_value(json_object_get(e, "package"));
         const char *digest = json_string_value(json_object_get(e, "signed_digest"));
+        const char *type = json_string_value(json_object_get(e, "sig_type"));
         rs_log_fields f = { .request = row->req.id, .package = package, .digest = digest };
 
-        rs_notef(s->note, s->note_ctx, &f, "%s: signed %s/%s (%s) with the %s key", row->req.id, package,
-                 json_string_value(json_object_get(e, "path")), digest,
-                 json_string_value(json_object_get(e, "sig_type")));
-    }
-}
-
-static void count_signatures(rs_service *s, const json_t *entries, const struct timespec *started)
-{
-    struct timespec now;
-    size_t i;
-    json_t *e;
-
-    json_array_foreach(entries, i, e) {
-        const char *type = json_string_value(json_object_get(e, "sig_type"));
-
         rs_metrics_signed(&s->metrics, RS_FACE_ARCHIVE, type && !strcmp(type, "efi") ? SIG_EFI : SIG_LINUX_MODULE, 1);
+        rs_notef(s->note, s->note_ctx, &f, "%s: signed %s/%s (%s) with the %s key", row->req.id, package,
+                 json_string_value(json_object_get(e, "path")), digest, type);
     }
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    rs_metrics_latency(&s->metrics, RS_FACE_ARCHIVE,
-                       (double)(now.tv_sec - started->tv_sec) + (double)(now.tv_nsec - started->tv_nsec) / 1e9);
+    rs_metrics_latency(&s->metrics, RS_FACE_ARCHIVE, rs_metrics_since(started));
 }
 
 int svc_sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
@@ -301,8 +289,7 @@ int svc_sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
         rs_state_set_signed(s->state, row->req.id, row->req.embargoed, outputs_text, entries_text, err) < 0)
         return -1;
     rs_remove_tree(g.work);
-    count_signatures(s, entries, &started);
-    note_signatures(s, row, entries);
+    record_signatures(s, row, entries, &started);
     note(s, "%s: signed%s", row->req.id, row->req.embargoed ? " and held (embargoed)" : "");
     return 0;
 }

@@ -66,7 +66,7 @@ void rs_hash_list_free(rs_hash_list *l)
     l->n = 0;
 }
 
-static int list_push(rs_hash_list *l, const rs_hash *h, rs_error *err)
+int rs_hash_list_push(rs_hash_list *l, const rs_hash *h, rs_error *err)
 {
     rs_hash *grown = realloc(l->h, (l->n + 1) * sizeof(*grown));
 
@@ -87,10 +87,10 @@ static int path(const rs_hash *d, size_t n, size_t m, rs_hash_list *out, rs_erro
     k = split(n);
     if (m < k) {
         rs_merkle_root(d + k, n - k, &other);
-        return path(d, k, m, out, err) < 0 ? -1 : list_push(out, &other, err);
+        return path(d, k, m, out, err) < 0 ? -1 : rs_hash_list_push(out, &other, err);
     }
     rs_merkle_root(d, k, &other);
-    return path(d + k, n - k, m - k, out, err) < 0 ? -1 : list_push(out, &other, err);
+    return path(d + k, n - k, m - k, out, err) < 0 ? -1 : rs_hash_list_push(out, &other, err);
 }
 
 int rs_merkle_inclusion_proof(const rs_hash *leaves, size_t size, size_t index, rs_hash_list *out, rs_error *err)
@@ -114,15 +114,15 @@ static int subproof(const rs_hash *d, size_t n, size_t m, bool b, rs_hash_list *
         if (b)
             return 0;
         rs_merkle_root(d, n, &h);
-        return list_push(out, &h, err);
+        return rs_hash_list_push(out, &h, err);
     }
     k = split(n);
     if (m <= k) {
         rs_merkle_root(d + k, n - k, &h);
-        return subproof(d, k, m, b, out, err) < 0 ? -1 : list_push(out, &h, err);
+        return subproof(d, k, m, b, out, err) < 0 ? -1 : rs_hash_list_push(out, &h, err);
     }
     rs_merkle_root(d, k, &h);
-    return subproof(d + k, n - k, m - k, false, out, err) < 0 ? -1 : list_push(out, &h, err);
+    return subproof(d + k, n - k, m - k, false, out, err) < 0 ? -1 : rs_hash_list_push(out, &h, err);
 }
 
 int rs_merkle_consistency_proof(const rs_hash *leaves, size_t old_size, size_t new_size, rs_hash_list *out,

@@ -31,6 +31,8 @@ typedef struct rs_hash_list {
 } rs_hash_list;
 
 void rs_hash_list_free(rs_hash_list *l);
+/* Appends a copy of h. */
+int rs_hash_list_push(rs_hash_list *l, const rs_hash *h, rs_error *err);
 
 /* PATH(index, D[0:size]): the audit path, leaf side first. */
 int rs_merkle_inclusion_proof(const rs_hash *leaves, size_t size, size_t index, rs_hash_list *out, rs_error *err);

@@ -221,17 +221,6 @@ int rs_tile_subtree(rs_tile_reader *r, uint64_t lo, uint64_t hi, rs_hash *out, r
     return 0;
 }
 
-static int push(rs_hash_list *l, const rs_hash *h, rs_error *err)
-{
-    rs_hash *grown = realloc(l->h, (l->n + 1) * sizeof(*grown));
-
-    if (!grown)
-        return rs_fail(err, "out of memory");
-    l->h = grown;
-    l->h[l->n++] = *h;
-    return 0;
-}
-
 /* RFC 6962 PATH(m, D[lo:lo+n]), leaf side first. */
 static int path(rs_tile_reader *r, uint64_t lo, uint64_t n, uint64_t m, rs_hash_list *out, rs_error *err)
 {
@@ -244,10 +233,10 @@ static int path(rs_tile_reader *r, uint64_t lo, uint64_t n, uint64_t m, rs_hash_
     if (m < k)
         return path(r, lo, k, m, out, err) < 0 || rs_tile_subtree(r, lo + k, lo + n, &other, err) < 0
                    ? -1
-                   : push(out, &other, err);
+                   : rs_hash_list_push(out, &other, err);
     return path(r, lo + k, n - k, m - k, out, err) < 0 || rs_tile_subtree(r, lo, lo + k, &other, err) < 0
                ? -1
-               : push(out, &other, err);
+               : rs_hash_list_push(out, &other, err);
 }
 
 int rs_tile_inclusion(rs_tile_reader *r, uint64_t index, rs_hash_list *out, rs_error *err)
@@ -270,15 +259,15 @@ static int subproof(rs_tile_reader *r, uint64_t lo, uint64_t n, uint64_t m, bool
     rs_hash h;
 
     if (m == n)
-        return b ? 0 : rs_tile_subtree(r, lo, lo + n, &h, err) < 0 ? -1 : push(out, &h, err);
+        return b ? 0 : rs_tile_subtree(r, lo, lo + n, &h, err) < 0 ? -1 : rs_hash_list_push(out, &h, err);
     k = split(n);
     if (m <= k)
         return subproof(r, lo, k, m, b, out, err) < 0 || rs_tile_subtree(r, lo + k, lo + n, &h, err) < 0
                    ? -1
-                   : push(out, &h, err);
+                   : rs_hash_list_push(out, &h, err);
     return subproof(r, lo + k, n - k, m - k, false, out, err) < 0 || rs_tile_subtree(r, lo, lo + k, &h, err) < 0
                ? -1
-               : push(out, &h, err);
+               : rs_hash_list_push(out, &h, err);
 }
 
 int rs_tile_consistency(rs_tile_reader *r, uint64_t old_size, rs_hash_list *out, rs_error *err)
