@@ -20,12 +20,7 @@ static const struct option longopts[] = {
 };
 
 static const rs_optdoc sign_blob_docs[] = {
-    { "key", "KEY",
-      "The signing key: a PEM or DER file, or a pkcs11: URI (see 'reprosign token list').",
-      NULL },
-    { "pass", "file:PATH|env:VAR",
-      "Where an encrypted key file's passphrase comes from; never on the command line.",
-      "KBUILD_SIGN_PIN, else a prompt on the terminal" },
+    CLI_KEY_DOCS,
     { "cert", "CERT",
       "The certificate KEY belongs to.",
       "the request's certificate" },

@@ -17,6 +17,15 @@ int cli_signer_open(cli_signer *s, const char *key, const char *via, const char 
                     rs_error *err);
 void cli_signer_close(cli_signer *s);
 
+/* The option docs of --key and --pass, alike in every command that signs
+ * with a key (an entry list for a command's .optdocs). */
+#define CLI_KEY_DOCS                                                                                \
+    { "key", "KEY", "The signing key: a PEM or DER file, or a pkcs11: URI (see 'reprosign token list').", \
+      NULL },                                                                                         \
+    { "pass", "file:PATH|env:VAR",                                                                    \
+      "Where an encrypted key file's passphrase comes from; never on the command line.",              \
+      "KBUILD_SIGN_PIN, else a prompt on the terminal" }
+
 /* --pass SPEC for an encrypted key file (crypto/passphrase.h): 0, or a
  * usage error's exit status. */
 struct rs_command;
