@@ -72,6 +72,7 @@ static X509 *self_signed(EVP_PKEY *key, const char *cn, rs_error *err)
 typedef struct made {
     EVP_PKEY *key;
     X509 *cert;
+    rs_bytes der;                /* cert, as NAME.cer and the lists hold it */
     char key_path[4096], cert_path[4096];
 } made;
 
@@ -100,7 +101,6 @@ static int write_der(const char *path, X509 *cert, rs_bytes *der, rs_error *err)
 
 static int make_key(const uefi_keygen_options *o, const char *dir, const char *name, made *m, rs_error *err)
 {
-    _cleanup_bytes_ rs_bytes der = { 0 };
     char cn[256], path[4096];
 
     snprintf(cn, sizeof(cn), "%s %s", o->common_name, name);
@@ -112,7 +112,7 @@ static int make_key(const uefi_keygen_options *o, const char *dir, const char *n
     snprintf(m->cert_path, sizeof(m->cert_path), "%s/%s.crt", dir, name);
     snprintf(path, sizeof(path), "%s/%s.cer", dir, name);
     if (write_pem(m->key_path, m->key, NULL, 0600, err) < 0 || write_pem(m->cert_path, NULL, m->cert, 0644, err) < 0 ||
-        write_der(path, m->cert, &der, err) < 0)
+        write_der(path, m->cert, &m->der, err) < 0)
         return -1;
     return 0;
 }
@@ -122,18 +122,13 @@ static int make_update(const uefi_keygen_options *o, const char *dir, const char
                        const made *self, const made *signer_keys, rs_error *err)
 {
     _cleanup_(rs_signerp) rs_signer *signer = NULL;
-    _cleanup_bytes_ rs_bytes der = { 0 }, esl = { 0 }, auth = { 0 };
+    _cleanup_bytes_ rs_bytes esl = { 0 }, auth = { 0 };
     authvar_target t = { .name = name, .attributes = EFI_SECURE_VAR_ATTRS };
-    unsigned char *buf = NULL;
     char path[4096];
-    int len = i2d_X509(self->cert, &buf);
 
-    if (len <= 0)
-        return rs_fail_ssl(err, "cannot encode the %s certificate", name);
-    rs_bytes_adopt(&der, buf, (size_t)len);
     memcpy(t.timestamp, o->timestamp, EFI_TIME_SIZE);
     snprintf(path, sizeof(path), "%s/%s.esl", dir, name);
-    if (efi_secure_var(name, &t.guid, err) < 0 || esl_append_x509(&esl, owner, der.data, der.len, err) < 0 ||
+    if (efi_secure_var(name, &t.guid, err) < 0 || esl_append_x509(&esl, owner, self->der.data, self->der.len, err) < 0 ||
         rs_write_file(path, esl.data, esl.len, 0644, err) < 0)
         return -1;
     snprintf(path, sizeof(path), "%s/%s.auth", dir, name);
@@ -167,6 +162,7 @@ static int make_all(const uefi_keygen_options *o, const char *dir, rs_error *err
     for (int i = 0; i < NVARS; i++) {
         EVP_PKEY_free(m[i].key);
         X509_free(m[i].cert);
+        rs_bytes_free(&m[i].der);
     }
     return rc;
 }
