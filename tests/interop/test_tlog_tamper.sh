@@ -69,6 +69,14 @@ import sys
 p = sys.argv[1]; l = open(p).read().split('\n'); l[1] = '69000'; open(p, 'w').write('\n'.join(l))" "$WORK/shorter/checkpoint"
 tampered shorter "does not verify"
 
+# ---- the empty log: RFC 6962's empty root, SHA-256 of nothing ----
+"$REPROSIGN" log append "$WORK/empty" --key "$WORK/log.key" </dev/null >/dev/null
+check "an empty log's checkpoint has the empty tree's root" \
+    test "$(sed -n 3p "$WORK/empty/checkpoint")" = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+check "... and verifies with reprosign and with Go (a crash can leave it so)" bash -c "
+    '$REPROSIGN' log verify '$WORK/empty' --vkey '$WORK/log.vkey' >/dev/null &&
+    '$WORK/tlogcheck' verify '$WORK/empty' '$WORK/log.vkey' >/dev/null"
+
 # ---- crash safety: kill -9 during appends ----
 seed=${TLOG_CRASH_SEED:-$(( $(date +%s) % 100000 ))}
 echo "# crash seed $seed (replay: TLOG_CRASH_SEED=$seed)"
