@@ -234,31 +234,58 @@ static int read_source_changelog(rs_template *t, rs_error *err)
     return 0;
 }
 
-static bool is_deb(const char *path)
+static bool is_dir(const char *spec, const struct stat *st)
 {
-    char magic[8];
-    FILE *f = fopen(path, "rb");
-    bool yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, "!<arch>\n", 8);
-
-    if (f)
-        fclose(f);
-    return yes;
+    (void)spec;
+    return S_ISDIR(st->st_mode);
 }
+
+static bool is_deb(const char *spec, const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && rs_deb_has_magic(spec);
+}
+
+static bool is_anything(const char *spec, const struct stat *st)
+{
+    (void)spec, (void)st;
+    return true;
+}
+
+static int load_json(rs_template *t, const char *spec, const char *workdir, rs_error *err)
+{
+    (void)workdir;
+    return load_json_file(t, spec, err);
+}
+
+static int load_root(rs_template *t, const char *spec, const char *workdir, rs_error *err)
+{
+    (void)workdir;
+    return load_dir(t, spec, err);
+}
+
+/* The forms a template comes in, asked in turn: the first that claims
+ * the spec loads it. */
+static const struct template_form {
+    bool (*claims)(const char *spec, const struct stat *st);
+    int (*load)(rs_template *t, const char *spec, const char *workdir, rs_error *err);
+} forms[] = {
+    { is_dir, load_root },
+    { is_deb, load_deb },
+    { is_anything, load_json },   /* a bare files.json */
+};
 
 int rs_template_load(const char *spec, const char *workdir, rs_template *t, rs_error *err)
 {
+    const struct template_form *form = forms;
     struct stat st;
     int rc;
 
     memset(t, 0, sizeof(*t));
     if (stat(spec, &st) < 0)
         return rs_fail(err, "%s: %s", spec, strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        rc = load_dir(t, spec, err);
-    else if (is_deb(spec))
-        rc = load_deb(t, spec, workdir, err);
-    else
-        rc = load_json_file(t, spec, err);
+    while (!form->claims(spec, &st))
+        form++;
+    rc = form->load(t, spec, workdir, err);
     if (rc == 0)
         rc = read_source_changelog(t, err);
     if (rc < 0)
