@@ -78,14 +78,13 @@ static int read_entry_text(struct archive *a, struct archive_entry *e, char **ou
     return 0;
 }
 
-int rs_deb_read_control(const char *path, rs_deb_control *out, rs_error *err)
+/* The text of control.tar's control file. */
+static int read_control_text(const char *path, char **text, rs_error *err)
 {
     _cleanup_archive_ struct archive *ar = rs_deb_open_ar(path, err);
     _cleanup_archive_ struct archive *ctl = NULL;
-    _cleanup_free_ char *text = NULL;
     struct archive_entry *e;
 
-    memset(out, 0, sizeof(*out));
     if (!ar || !(ctl = rs_deb_open_member_tar(ar, "control.tar", err)))
         return -1;
     while (sym_archive_read_next_header(ctl, &e) == ARCHIVE_OK) {
@@ -94,14 +93,19 @@ int rs_deb_read_control(const char *path, rs_deb_control *out, rs_error *err)
         if (!name)
             return rs_fail(err, "out of memory");
         rs_deb_normalise(name);
-        if (!strcmp(name, "control")) {
-            if (read_entry_text(ctl, e, &text, err) < 0)
-                return -1;
-            break;
-        }
+        if (!strcmp(name, "control"))
+            return read_entry_text(ctl, e, text, err);
     }
-    if (!text)
-        return rs_fail(err, "no control file in control.tar");
+    return rs_fail(err, "no control file in control.tar");
+}
+
+int rs_deb_read_control(const char *path, rs_deb_control *out, rs_error *err)
+{
+    _cleanup_free_ char *text = NULL;
+
+    memset(out, 0, sizeof(*out));
+    if (read_control_text(path, &text, err) < 0)
+        return -1;
     out->package = control_field(text, "Package");
     out->version = control_field(text, "Version");
     out->architecture = control_field(text, "Architecture");

@@ -1,20 +1,12 @@
 #include "pipeline/pkgtree.h"
 
-#include <dirent.h>
 #include <assert.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "base/bytes.h"
 #include "base/cleanup.h"
-#include "base/file.h"
-#include "pipeline/files_json.h"
 
 #define MAX_SYMLINK_HOPS 40
 
@@ -160,6 +152,32 @@ static void next_component(walk *w, char *comp, size_t cap)
     memmove(w->rest, w->rest + n + (slash ? 1 : 0), strlen(w->rest + n + (slash ? 1 : 0)) + 1);
 }
 
+static int step_up(walk *w, const char *path, rs_error *err)
+{
+    char *slash = strrchr(w->resolved, '/');
+
+    if (!w->resolved[0])
+        return rs_fail(err, "%s resolves outside the package (through '..')", path);
+    if (slash)
+        *slash = '\0';
+    else
+        w->resolved[0] = '\0';
+    return 0;
+}
+
+/* The link's target takes its place among the components still to walk. */
+static int follow_link(walk *w, const char *candidate, const char *link, const char *path, int *hops,
+                       rs_error *err)
+{
+    if (!link || !*link)
+        return rs_fail(err, "%s: symlink %s has no target", path, candidate);
+    if (++*hops > MAX_SYMLINK_HOPS)
+        return rs_fail(err, "%s: too many levels of symbolic links", path);
+    if (link[0] == '/')
+        return rs_fail(err, "%s: symlink %s -> %s points outside the package", path, candidate, link);
+    return push_front(w, link, err);
+}
+
 static int step(rs_pkgtree *t, walk *w, const char *comp, const char *path, int *hops, rs_error *err)
 {
     _cleanup_free_ char *link = NULL;
@@ -168,34 +186,15 @@ static int step(rs_pkgtree *t, walk *w, const char *comp, const char *path, int 
     int rc;
 
     w->on_file = false;
-    if (!strcmp(comp, "..")) {
-        char *slash = strrchr(w->resolved, '/');
-
-        if (!w->resolved[0])
-            return rs_fail(err, "%s resolves outside the package (through '..')", path);
-        if (slash)
-            *slash = '\0';
-        else
-            w->resolved[0] = '\0';
-        return 0;
-    }
+    if (!strcmp(comp, ".."))
+        return step_up(w, path, err);
     if ((size_t)snprintf(candidate, sizeof(candidate), "%s%s%s", w->resolved, w->resolved[0] ? "/" : "", comp) >=
         sizeof(candidate))
         return rs_fail(err, "%s: path too long", path);
-    rc = lookup(t, candidate, &type, &link, err);
-    if (rc < 0)
-        return -1;
-    if (rc > 0)
-        return rs_fail(err, "%s: not found in the package", path);
-    if (type == RS_NODE_SYMLINK) {
-        if (!link || !*link)
-            return rs_fail(err, "%s: symlink %s has no target", path, candidate);
-        if (++*hops > MAX_SYMLINK_HOPS)
-            return rs_fail(err, "%s: too many levels of symbolic links", path);
-        if (link[0] == '/')
-            return rs_fail(err, "%s: symlink %s -> %s points outside the package", path, candidate, link);
-        return push_front(w, link, err);
-    }
+    if ((rc = lookup(t, candidate, &type, &link, err)) != 0)
+        return rc < 0 ? -1 : rs_fail(err, "%s: not found in the package", path);
+    if (type == RS_NODE_SYMLINK)
+        return follow_link(w, candidate, link, path, hops, err);
     if (*w->rest && type != RS_NODE_DIR)
         return rs_fail(err, "%s: %s is not a directory", path, candidate);
     if (!*w->rest && type != RS_NODE_FILE)

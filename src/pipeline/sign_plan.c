@@ -70,6 +70,29 @@ int rs_sign_check_trusted_certs(rs_sign_job *j, rs_error *err)
     return rc;
 }
 
+/* One item for each of pkg's files, all read from the one package the
+ * template means by pkg's name. */
+static int add_package_items(rs_sign_job *j, const rs_sign_package *pkg, rs_error *err)
+{
+    _cleanup_free_ char *pinned = NULL;
+    const char *want = rs_template_wanted_version(&j->tpl, pkg->name, &pinned);
+    rs_pkgtree *tree;
+
+    if (rs_pkgset_choose(&j->inputs, pkg->name, want, &tree, err) < 0 ||
+        rs_check_source_binding(j->tpl.source, pkg->name, tree, &j->o->foreign_sources, err) < 0)
+        return -1;
+    for (size_t f = 0; f < pkg->n_files; f++) {
+        rs_sign_item *it = &j->items[j->n_items++];
+
+        *it = (rs_sign_item){ .pkg = pkg, .file = &pkg->files[f], .tree = tree };
+        if (asprintf(&it->sig_name, "%s/%s.sig", pkg->name, pkg->files[f].path) < 0) {
+            it->sig_name = NULL;
+            return rs_fail(err, "out of memory");
+        }
+    }
+    return 0;
+}
+
 int rs_sign_plan_items(rs_sign_job *j, rs_error *err)
 {
     size_t total = 0;
@@ -78,28 +101,11 @@ int rs_sign_plan_items(rs_sign_job *j, rs_error *err)
         total += j->tpl.files.packages[p].n_files;
     if (total == 0)
         return rs_fail(err, "the template lists no files to sign");
-    j->items = calloc(total, sizeof(*j->items));
-    if (!j->items)
+    if (!(j->items = calloc(total, sizeof(*j->items))))
         return rs_fail(err, "out of memory");
-    for (size_t p = 0; p < j->tpl.files.n_packages; p++) {
-        const rs_sign_package *pkg = &j->tpl.files.packages[p];
-        _cleanup_free_ char *pinned = NULL;
-        const char *want = rs_template_wanted_version(&j->tpl, pkg->name, &pinned);
-        rs_pkgtree *tree;
-
-        if (rs_pkgset_choose(&j->inputs, pkg->name, want, &tree, err) < 0 ||
-            rs_check_source_binding(j->tpl.source, pkg->name, tree, &j->o->foreign_sources, err) < 0)
+    for (size_t p = 0; p < j->tpl.files.n_packages; p++)
+        if (add_package_items(j, &j->tpl.files.packages[p], err) < 0)
             return -1;
-        for (size_t f = 0; f < pkg->n_files; f++) {
-            rs_sign_item *it = &j->items[j->n_items++];
-
-            *it = (rs_sign_item){ .pkg = pkg, .file = &pkg->files[f], .tree = tree };
-            if (asprintf(&it->sig_name, "%s/%s.sig", pkg->name, pkg->files[f].path) < 0) {
-                it->sig_name = NULL;
-                return rs_fail(err, "out of memory");
-            }
-        }
-    }
     return 0;
 }
 
