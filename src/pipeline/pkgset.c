@@ -9,6 +9,9 @@
 #include "base/cleanup.h"
 #include "pipeline/pkgtree.h"
 
+/* Asked in this order; no entry is both a .deb and a directory. */
+const rs_pkgsource_ops *const rs_pkgsources[] = { &rs_pkgsource_deb, &rs_pkgsource_dir, NULL };
+
 void rs_pkgset_free(rs_pkgset *s)
 {
     for (size_t i = 0; i < s->count; i++)

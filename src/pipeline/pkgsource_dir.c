@@ -122,6 +122,3 @@ const rs_pkgsource_ops rs_pkgsource_dir = {
     .reopen = dir_reopen,
     .close = dir_close,
 };
-
-/* A .deb is claimed before a directory could be (never both). */
-const rs_pkgsource_ops *const rs_pkgsources[] = { &rs_pkgsource_deb, &rs_pkgsource_dir, NULL };

@@ -79,6 +79,38 @@ static void check_tree(rs_pkgtree *t, const char *sep)
     CHECK(!strcmp(g.label[1], label));
 }
 
+static int take_one(void *ctx, const char *name, const char *label, int fd, rs_error *err)
+{
+    char *bytes = ctx;
+    ssize_t n = pread(fd, bytes, 31, 0);
+
+    (void)name, (void)label, (void)err;
+    bytes[n > 0 ? n : 0] = '\0';
+    close(fd);
+    return 0;
+}
+
+/* Two names for one file: in the .deb one of them is a hard link, which
+ * carries no bytes; the resolved name is the entry that does. */
+static void hard_link(rs_pkgtree *t)
+{
+    static const char *const twins[] = { "usr/lib/twin.efi", "usr/lib/twin2.efi" };
+
+    for (size_t i = 0; i < 2; i++) {
+        rs_error err = { 0 };
+        char *resolved = NULL, bytes[32] = "";
+
+        CHECK(rs_pkgtree_resolve(t, twins[i], &resolved, &err) == 0);
+        if (resolved) {
+            const char *names[] = { resolved };
+            rs_pkg_wanted w = { names, 1, take_one, bytes };
+
+            CHECK(t->ops->read_resolved(t, &w, 1, &err) == 0 && !strcmp(bytes, "twin bytes"));
+        }
+        free(resolved);
+    }
+}
+
 static void same_package_both_ways(void)
 {
     char pkgs[600];
@@ -113,6 +145,8 @@ static void same_package_both_ways(void)
     }
     check_tree(dir, "/");
     check_tree(deb, ":");
+    hard_link(dir);
+    hard_link(deb);
 
     CHECK(rs_pkgtree_open(dir, "usr/lib/real.efi", &fd, &err) == 0 && fd >= 0);
     if (fd >= 0)
@@ -134,6 +168,9 @@ int main(void)
     put("pkgs/demo/usr/lib/real.efi", "real bytes");
     put("pkgs/demo/usr/lib/other.efi", "other bytes");
     snprintf(cmd, sizeof(cmd), "ln -s real.efi %s/pkgs/demo/usr/lib/link.efi", top);
+    run(cmd);
+    put("pkgs/demo/usr/lib/twin.efi", "twin bytes");
+    snprintf(cmd, sizeof(cmd), "ln %s/pkgs/demo/usr/lib/twin.efi %s/pkgs/demo/usr/lib/twin2.efi", top, top);
     run(cmd);
     put("pkgs/demo/DEBIAN/control", "Package: demo\nSource: demo-src (0.9)\nVersion: 1.0\nArchitecture: all\n"
                                     "Maintainer: T <t@example.org>\nDescription: demo\n");
