@@ -93,20 +93,30 @@ static int collect(tree_job *t, const char *dir, const char *rel, rs_error *err)
     return rc;
 }
 
-static char *target_path(const tree_job *t, const entry *e, bool output)
+static char *joined_path(const char *base, const entry *e, const char *suffix)
 {
-    const char *base = output && t->o->output ? t->o->output : t->o->root;
-    const char *suffix = output && t->o->suffix ? t->o->suffix : "";
     char *p;
 
     return asprintf(&p, "%s/%s%s", base, e->rel, suffix) < 0 ? NULL : p;
+}
+
+/* The file as found below the root. */
+static char *target_path(const tree_job *t, const entry *e)
+{
+    return joined_path(t->o->root, e, "");
+}
+
+/* Where it goes when written elsewhere or under another name. */
+static char *output_path(const tree_job *t, const entry *e)
+{
+    return joined_path(t->o->output ? t->o->output : t->o->root, e, t->o->suffix ? t->o->suffix : "");
 }
 
 /* Where the signed file goes: in place, the file itself; else
  * <output>/<path><suffix>. */
 static char *write_path(const tree_job *t, const entry *e)
 {
-    return e->write_path ? strdup(e->write_path) : target_path(t, e, true);
+    return e->write_path ? strdup(e->write_path) : output_path(t, e);
 }
 
 static int note_problem(entry *e, const char *path, const rs_error *why)
@@ -175,7 +185,7 @@ static int check_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
     entry *e = &t->entries[i];
-    _cleanup_free_ char *sig_path = NULL, *path = target_path(t, e, false);
+    _cleanup_free_ char *sig_path = NULL, *path = target_path(t, e);
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     rs_error why;
     size_t max;
@@ -218,7 +228,7 @@ static int write_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
     entry *e = &t->entries[i];
-    _cleanup_free_ char *in = target_path(t, e, false), *out = NULL;
+    _cleanup_free_ char *in = target_path(t, e), *out = NULL;
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     rs_edit edit = { .remove_index = -1, .append = &e->sig, .n_append = e->carried ? 0 : 1 };
     struct stat now;
