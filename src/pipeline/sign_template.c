@@ -54,7 +54,6 @@ typedef struct job {
     char *source_tree;           /* work/<source>-<version>, when the template has one */
     time_t mtime;                /* of every file in the outputs */
     rs_tarball_feed *feed;       /* writes signatures.tar.xz */
-    rs_progress progress;
     char **allowed;              /* the allowlist's fingerprints */
     size_t n_allowed;
 } job;
@@ -167,6 +166,7 @@ static int make_items(job *j, rs_error *err)
             }
         }
     }
+    rs_progress_total(j->o->progress, j->n_items);
     return 0;
 }
 
@@ -221,7 +221,7 @@ static int digest_image(job *j, item *it, rs_image *img, rs_error *err)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
     it->format = img->format;
     it->size = img->in.size;
-    rs_progress_step(&j->progress, it->size);
+    rs_progress_hashed(j->o->progress, it->size);
     return 0;
 }
 
@@ -333,6 +333,7 @@ static int early_take(void *ctx, const char *name, int fd, uint64_t size, rs_err
             return -1;
         it->format = img.format;
         it->size = img.in.size;
+        rs_progress_hashed(e->j->o->progress, it->size);
     }
     return rs_cancelled() ? rs_fail(err, "interrupted") : done;
 }
@@ -382,8 +383,6 @@ static void keep_early_digests(job *j)
 
         if (it->format && strcmp(it->resolved, it->file->path) != 0)
             it->format = NULL;
-        if (it->format)
-            rs_progress_step(&j->progress, it->size);
     }
 }
 
@@ -460,7 +459,7 @@ static int sign_one(void *ctx, size_t k, rs_error *err)
     if (write_sig(j->sigdir, it, err) < 0)
         return -1;
     rs_tarball_feed_ready(j->feed, k);
-    rs_progress_step(&j->progress, it->size);
+    rs_progress_signed(j->o->progress);
     return 0;
 }
 
@@ -501,10 +500,7 @@ static int sign_all(job *j, rs_error *err)
             return rs_fail(err, "package %s: %s: no key is given for sig_type %s", j->items[i].pkg->name,
                            j->items[i].file->path, rs_sig_type_name(j->items[i].file->type));
 
-    rs_progress_init(&j->progress, "signing", j->n_items);
-    j->progress.enabled &= j->o->progress;
     rc = rs_batch_run(j->n_items, j->o->jobs, sign_one, j, err);
-    rs_progress_finish(&j->progress);
     if (rc == 0 && rs_tarball_feed_finish(j->feed, err) < 0)
         rc = rs_error_prefix(err, "%s/signatures.tar.xz", j->work);
     return rc;
@@ -691,12 +687,8 @@ int rs_sign_template(const rs_sign_template_options *o, rs_error *err)
         rc = order_items(&j, err);
     if (rc == 0)
         rc = start_tarball(&j, err);
-    if (rc == 0) {
-        rs_progress_init(&j.progress, "checking", j.n_items);
-        j.progress.enabled &= o->progress;
+    if (rc == 0)
         rc = digest_all(&j, err);
-        rs_progress_finish(&j.progress);
-    }
     if (rc == 0)
         rc = sign_all(&j, err);
     rs_tarball_feed_free(TAKE_PTR(j.feed));   /* stopped before the work directory can go */
