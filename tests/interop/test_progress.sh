@@ -20,7 +20,7 @@ sign_template() { "$REPROSIGN" sign-template "$template_deb" --packages "$WORK/p
 kb=$(python3 -c "import os,sys; print('%.1f kB' % (sum(os.path.getsize(f) for f in sys.argv[1:]) / 1000))" \
     "$unsigned_root/usr/lib/shim/fbx64.efi" "$unsigned_root/usr/lib/shim/mmx64.efi")
 summary() {  # summary COMMAND VERB: the summary line's pattern
-    echo "reprosign $1: 2 files, $kb hashed in [0-9]+\.[0-9] s \([0-9]+\.[0-9] MB/s\), 2 signatures $2"
+    echo "reprosign $1: 2 files, $kb hashed in ([0-9]+\.[0-9] s|[0-9:]+) \([0-9]+\.[0-9] MB/s\), 2 signatures $2"
 }
 progress='reprosign sign-template: hashed [12]/2 files, [0-2]/2 signatures, [0-9]+\.[0-9] MB/s, ETA ([0-9]+:[0-9]{2}|--:--)'
 
