@@ -1,6 +1,8 @@
 #include "base/progress.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,11 +20,15 @@ static double monotonic_seconds(void *ctx)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A terminal that cannot go back and clear a line (TERM=dumb, as in an
+ * Emacs shell buffer) gets the plain lines a log gets. */
 rs_progress_mode rs_progress_mode_for_stderr(bool quiet)
 {
+    const char *term = getenv("TERM");
+
     if (quiet)
         return RS_PROGRESS_QUIET;
-    return isatty(STDERR_FILENO) ? RS_PROGRESS_TTY : RS_PROGRESS_LINES;
+    return isatty(STDERR_FILENO) && !(term && !strcmp(term, "dumb")) ? RS_PROGRESS_TTY : RS_PROGRESS_LINES;
 }
 
 void rs_progress_use(rs_progress *p, FILE *out, rs_progress_clock clock, void *clock_ctx)

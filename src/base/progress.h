@@ -45,7 +45,7 @@ typedef struct rs_progress {
     bool line_open;            /* under `drawing`: a terminal line to clear */
 } rs_progress;
 
-/* Quiet, or what stderr is. */
+/* Quiet, or what stderr is (a terminal that can redraw a line, or not). */
 rs_progress_mode rs_progress_mode_for_stderr(bool quiet);
 
 /* Starts the clock. Lines go to stderr. */

@@ -72,6 +72,14 @@ check "attach-tree into a file prints only its summary line" bash -c "
         2>'$WORK/attach.err' && [ \$(wc -l <'$WORK/attach.err') = 1 ] && grep -Exq '$(summary attach-tree attached)' '$WORK/attach.err'"
 check "the signatures are those of the terminal's run" cmp "$WORK/tty/signatures.tar.xz" "$WORK/file/signatures.tar.xz"
 
+# A terminal that cannot clear a line (an Emacs shell buffer) gets plain lines.
+rc=0
+TERM=dumb python3 "$TESTS_DIR/tools/on_pty.py" "$WORK/dumb.txt" "$REPROSIGN" sign-template "$template_deb" --packages "$WORK/pkgs" \
+    --key "$WORK/db.key" --cert "$WORK/db.crt" --output "$WORK/dumb" || rc=$?
+check "sign-template with TERM=dumb: the summary alone, no \\r\\033[K" bash -c "
+    [ $rc = 0 ] && [ \$(wc -l <'$WORK/dumb.txt') = 1 ] && ! grep -q \$'\\033' '$WORK/dumb.txt' &&
+    tr -d '\\r' <'$WORK/dumb.txt' | grep -Exq '$(summary sign-template made)'"
+
 # ---- quiet ----
 for q in --quiet -q; do
     rc=0
