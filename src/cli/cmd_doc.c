@@ -83,6 +83,16 @@ static size_t check_command(const rs_command *cmd)
             printf("%s: .optdocs --%s does not match the options table\n", cmd->name, d->name);
             problems++;
         }
+    for (const char *letter = cmd->short_options; letter && *letter; letter++) {
+        const struct option *o = cmd->options;
+
+        while (o && o->name && o->val != *letter)
+            o++;
+        if (!o || !o->name) {
+            printf("%s: -%c in .short_options is no option's letter\n", cmd->name, *letter);
+            problems++;
+        }
+    }
     if (!cmd->example) {
         printf("%s: no example\n", cmd->name);
         problems++;

@@ -142,7 +142,12 @@ static void roff_example(FILE *f, const char *example)
 
 static void roff_option(FILE *f, const rs_command *cmd, const rs_optdoc *o)
 {
-    fprintf(f, ".TP\n\\fB\\-\\-%s\\fR", o->name);
+    char letter = cli_short_option(cmd, o->name);
+
+    fputs(".TP\n", f);
+    if (letter)
+        fprintf(f, "\\fB\\-%c\\fR, ", letter);
+    fprintf(f, "\\fB\\-\\-%s\\fR", o->name);
     if (o->arg) {
         fputs(doc_arg_optional(cmd, o->name) ? "[=\\fI" : " \\fI", f);
         roff_text(f, o->arg, strlen(o->arg));

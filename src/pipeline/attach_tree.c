@@ -34,7 +34,6 @@ typedef struct tree_job {
     volatile bool needs_cert;   /* a signature carries no certificate, and none was given */
     entry *entries;
     size_t count, cap;
-    rs_progress progress;
 } tree_job;
 
 static int add_entry(tree_job *t, const char *rel, rs_error *err)
@@ -220,7 +219,7 @@ static int check_one(void *ctx, size_t i, rs_error *err)
     if (img.format->check_binding(&img, &e->sig, t->o->cert, &why) < 0)
         return note_problem(e, path, &why);
     e->size = img.in.size;
-    rs_progress_step(&t->progress, e->size);
+    rs_progress_hashed(t->o->progress, e->size);
     return 0;
 }
 
@@ -234,7 +233,7 @@ static int write_one(void *ctx, size_t i, rs_error *err)
     struct stat now;
 
     if (e->carried && t->in_place) {
-        rs_progress_step(&t->progress, e->size);
+        rs_progress_signed(t->o->progress);
         return 0;
     }
     if (!in || !(out = write_path(t, e)))
@@ -247,7 +246,7 @@ static int write_one(void *ctx, size_t i, rs_error *err)
         return -1;
     if (img.format->write(&img, &edit, &e->out, err) < 0 || rs_output_seal(&e->out, err) < 0)
         return rs_error_prefix(err, "%s", out);
-    rs_progress_step(&t->progress, e->size);
+    rs_progress_signed(t->o->progress);
     return 0;
 }
 
@@ -332,11 +331,9 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
     if (rc == 0 && t.count == 0)
         rc = rs_fail(err, "%s: no .sig files", o->signatures);
     report->n_files = t.count;
+    rs_progress_total(o->progress, t.count);
     if (rc == 0) {
-        rs_progress_init(&t.progress, "checking", t.count);
-        t.progress.enabled &= o->progress;
         rc = rs_batch_run(t.count, o->jobs, check_one, &t, err);
-        rs_progress_finish(&t.progress);
         report->needs_cert = t.needs_cert;
     }
     if (rc == 0 && t.in_place)
@@ -345,12 +342,8 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
         rc = take_problems(&t, report, err);
     if (rc == 0 && o->checked)
         o->checked(o->checked_ctx);
-    if (rc == 0) {
-        rs_progress_init(&t.progress, "attaching", t.count);
-        t.progress.enabled &= o->progress;
+    if (rc == 0)
         rc = rs_batch_run(t.count, o->jobs, write_one, &t, err);
-        rs_progress_finish(&t.progress);
-    }
     /* Everything is written; one sync, and only renames remain. */
     if (rc == 0)
         rc = rs_sync_filesystem(o->output ? o->output : o->root, err);

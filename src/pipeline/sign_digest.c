@@ -111,6 +111,7 @@ static int take_as_named(void *ctx, const char *name, const char *label, int fd,
             return -1;
         it->format = img.format;
         it->size = img.in.size;
+        rs_progress_hashed(p->j->o->progress, it->size);
     }
     return interrupted(err);
 }
@@ -159,7 +160,7 @@ static int digest_image(rs_sign_job *j, rs_sign_item *it, rs_image *img, rs_erro
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
     it->format = img->format;
     it->size = img->in.size;
-    rs_progress_step(&j->progress, it->size);
+    rs_progress_hashed(j->o->progress, it->size);
     return 0;
 }
 
@@ -201,8 +202,6 @@ static void keep_early_digests(rs_sign_job *j)
 
         if (it->format && strcmp(it->resolved, it->file->path) != 0)
             it->format = NULL;
-        if (it->format)
-            rs_progress_step(&j->progress, it->size);
     }
 }
 

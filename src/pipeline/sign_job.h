@@ -39,7 +39,6 @@ typedef struct rs_sign_job {
     char *source_tree;           /* work/<source>-<version>, when the template has one */
     time_t mtime;                /* of every file in the outputs */
     rs_tarball_feed *feed;       /* writes signatures.tar.xz */
-    rs_progress progress;
     char **allowed;              /* the allowlist's fingerprints */
     size_t n_allowed;
 } rs_sign_job;

@@ -106,6 +106,7 @@ int rs_sign_plan_items(rs_sign_job *j, rs_error *err)
     for (size_t p = 0; p < j->tpl.files.n_packages; p++)
         if (add_package_items(j, &j->tpl.files.packages[p], err) < 0)
             return -1;
+    rs_progress_total(j->o->progress, j->n_items);
     return 0;
 }
 

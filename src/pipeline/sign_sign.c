@@ -35,7 +35,7 @@ static int reopen_for_signer(const rs_sign_job *j, const rs_sign_item *it, int *
 static void item_signed(rs_sign_job *j, size_t k)
 {
     rs_tarball_feed_ready(j->feed, k);
-    rs_progress_step(&j->progress, j->by_name[k]->size);
+    rs_progress_signed(j->o->progress);
 }
 
 /* Item k in tarball order, so the tarball's writer rarely waits. */
@@ -96,10 +96,7 @@ int rs_sign_all(rs_sign_job *j, rs_error *err)
             return rs_fail(err, "package %s: %s: no key is given for sig_type %s", j->items[i].pkg->name,
                            j->items[i].file->path, rs_sig_type_name(j->items[i].file->type));
 
-    rs_progress_init(&j->progress, "signing", j->n_items);
-    j->progress.enabled &= j->o->progress;
     rc = rs_batch_run(j->n_items, j->o->jobs, sign_one, j, err);
-    rs_progress_finish(&j->progress);
     if (rc == 0 && rs_tarball_feed_finish(j->feed, err) < 0)
         rc = rs_error_prefix(err, "%s/signatures.tar.xz", j->work);
     return rc;

@@ -98,12 +98,8 @@ static int check_and_sign(rs_sign_job *j, rs_error *err)
 {
     int rc = rs_sign_start_tarball(j, err);
 
-    if (rc == 0) {
-        rs_progress_init(&j->progress, "checking", j->n_items);
-        j->progress.enabled &= j->o->progress;
+    if (rc == 0)
         rc = rs_sign_digest_all(j, err);
-        rs_progress_finish(&j->progress);
-    }
     if (rc == 0)
         rc = rs_sign_all(j, err);
     rs_tarball_feed_free(TAKE_PTR(j->feed));   /* stopped before the work directory can go */
