@@ -84,6 +84,9 @@ import json, sys
 d = json.load(sys.stdin)
 assert d[\"valid\"] and d[\"machine\"] == {\"efivars\": \"$M\", \"secure_boot\": True, \"setup_mode\": False}, d'"
 
+check "verify --efivars: a db-signed image is admitted" "$REPROSIGN" verify "$WORK/shim.signed" --efivars "$M"
+refuses "verify --efivars: its hash in the machine's dbx rejects it" "" "$REPROSIGN" verify "$WORK/bad.signed" --efivars "$M"
+
 # A MokListRT too large for one variable is mirrored in pieces, cut
 # anywhere: MokListRT, MokListRT1, ...
 P=$WORK/pieces
