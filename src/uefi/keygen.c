@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/child_env.h"
 #include "base/cleanup.h"
 #include "base/file.h"
 #include "crypto/cert_sign.h"
@@ -200,6 +201,9 @@ int uefi_keygen(const uefi_keygen_options *o, rs_error *err)
         return rs_fail(err, "%s: already exists; keys are never overwritten", o->dir);
     if (asprintf(&tmp, "%s.partial-XXXXXX", o->dir) < 0 || !mkdtemp(tmp))
         return rs_fail(err, "%s: cannot create a directory: %s", o->dir, strerror(errno));
+    /* The new keys are in this process's memory (file keys) or its
+     * session is logged in to the token. */
+    rs_protect_key_memory();
     if ((o->token && rs_p11_keygen_open(o->token, &token, err) < 0) ||
         make_all(o, o->token ? &token : NULL, tmp, err) < 0) {
         rs_remove_tree(tmp);
