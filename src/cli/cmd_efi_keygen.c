@@ -102,10 +102,10 @@ static int keygen_run(int argc, char **argv)
         return cli_fail(&err);
     if (o.token)
         print_token_keys(o.token);
-    printf("%s: PK, KEK and db keys, certificates and signed updates (their owner GUID is in %s/GUID)\n"
+    printf("%s: PK, KEK and db %s and signed updates (their owner GUID is in %s/GUID)\n"
            "Next, for a virtual machine: reprosign efi enroll --vars OVMF_VARS.fd --pk %s/PK.crt --kek %s/KEK.crt\n"
            "  --db %s/db.crt --owner $(cat %s/GUID) --output VARS.fd\n"
            "For a machine in setup mode: write db.auth, then KEK.auth, then PK.auth last (e.g. efi-updatevar -f).\n",
-           o.dir, o.dir, o.dir, o.dir, o.dir, o.dir);
+           o.dir, o.token ? "certificates (the keys are on the token)" : "keys, certificates", o.dir, o.dir, o.dir, o.dir, o.dir);
     return EXIT_OK;
 }
