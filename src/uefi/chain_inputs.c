@@ -1,4 +1,4 @@
-/* chain's inputs, from files or from an OVMF variable store. */
+/* chain's inputs, from files, an OVMF variable store or efivarfs. */
 #include "uefi/chain_inputs.h"
 
 #include <stdio.h>
