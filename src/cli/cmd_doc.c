@@ -44,7 +44,7 @@ static bool is_one_of(const char *s, const char *const *list)
 doc_arg doc_arg_kind(const rs_command *cmd, const rs_optdoc *o)
 {
     static const char *const dirs[] = { "DIR", "SIGDIR", "ROOT", "OUTROOT", "OUTDIR", "LOGDIR", NULL };
-    static const char *const values[] = { "N", "T", "GUID", "NAME", "SUFFIX", "file:PATH|env:VAR", NULL };
+    static const char *const values[] = { "N", "T", "GUID", "NAME", "SUFFIX", "URI", "file:PATH|env:VAR", NULL };
 
     if (!o->arg || doc_arg_optional(cmd, o->name))
         return DOC_ARG_NONE;

@@ -268,9 +268,13 @@ static void roff_files(FILE *f, const rs_command *cmd)
     if (!strcmp(cmd->name, "efi") || !strcmp(cmd->name, "chain") || !strcmp(cmd->name, "verify"))
         fputs(".TP\n\\fI/usr/share/OVMF/OVMF_VARS_4M.ms.fd\\fR\nDebian's OVMF variable store with Microsoft's keys enrolled.\n",
               f);
-    fputs(".PP\nThe command reads and writes only the files named on its command line;\n"
-          "an output appears by one rename, complete, or not at all.\n",
-          f);
+    if (!strcmp(cmd->name, "efi") || !strcmp(cmd->name, "chain"))
+        fputs(".TP\n\fI/sys/firmware/efi/efivars\fR\nThe running machine's UEFI variables (efivarfs), read when no store\n"
+              "is named on a machine booted through UEFI.\n",
+              f);
+    fputs(".PP\nThe command reads and writes only the files named on its command line", f);
+    fputs(!strcmp(cmd->name, "efi") || !strcmp(cmd->name, "chain") ? " (and efivarfs, as above);\n" : ";\n", f);
+    fputs("an output appears by one rename, complete, or not at all.\n", f);
 }
 
 static void roff_subcommand(FILE *f, const rs_command *sub)
