@@ -61,6 +61,10 @@ doc list keyid-module 0 "$REPROSIGN" list "$WORK/mods/af_key.ko" --json
 doc list signing-time 0 "$REPROSIGN" list "$WORK/fbx.signed" --json
 doc list sha384 0 "$REPROSIGN" list "$WORK/fbx384.signed" --json
 doc list unsigned 0 "$REPROSIGN" list "$FBX" --json
+check "list --json: the signing time is SOURCE_DATE_EPOCH's, in ISO 8601 UTC" \
+    jq -e '.signatures[0].signing_time == "2023-11-14T22:13:20Z"' "$DOCS/list.signing-time.json"
+check "list --json: the signed digest is the one digest --json gives" bash -c "
+    [ \"\$(jq -r '.signatures[0].signed_digest' '$DOCS/list.signing-time.json')\" = \"\$('$REPROSIGN' digest '$FBX' --json | jq -r .digest)\" ]"
 for alg in sha256 sha384 sha512; do
     doc digest "$alg" 0 "$REPROSIGN" digest "$SHIM" --hash "$alg" --json
 done
