@@ -37,13 +37,25 @@ static bool optional_arg(const rs_command *cmd, const char *name)
     return false;
 }
 
+char cli_short_option(const rs_command *cmd, const char *name)
+{
+    for (const struct option *o = cmd->options; o && o->name && cmd->short_options; o++)
+        if (!strcmp(o->name, name) && o->val > 0 && strchr(cmd->short_options, o->val))
+            return (char)o->val;
+    return 0;
+}
+
 void cli_help(const rs_command *cmd)
 {
     printf("usage: reprosign %s\n", cmd->usage);
     if (cmd->optdocs || cmd->options) {
         printf("\noptions:\n");
         for (const rs_optdoc *o = cmd->optdocs; o && o->name; o++) {
-            printf("  --%s%s%s%s\n", o->name, !o->arg ? "" : optional_arg(cmd, o->name) ? "[=" : " ",
+            char letter = cli_short_option(cmd, o->name), also[8] = "";
+
+            if (letter)
+                snprintf(also, sizeof(also), "-%c, ", letter);
+            printf("  %s--%s%s%s%s\n", also, o->name, !o->arg ? "" : optional_arg(cmd, o->name) ? "[=" : " ",
                    o->arg ? o->arg : "", o->arg && optional_arg(cmd, o->name) ? "]" : "");
             print_indented("      ", o->text);
             if (o->dflt)
@@ -69,12 +81,32 @@ int cli_usage(const rs_command *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+/* shortopts, then each of the command's one-letter forms (with ':' for
+ * one that takes a value). */
+static const char *all_short_options(const rs_command *cmd, const char *shortopts, char *buf, size_t cap)
+{
+    size_t n = strlen(shortopts);
+
+    if (!cmd->short_options || n >= cap)
+        return shortopts;
+    memcpy(buf, shortopts, n);
+    for (const struct option *o = cmd->options; o && o->name; o++)
+        if (o->val > 0 && strchr(cmd->short_options, o->val) && n + 3 < cap) {
+            buf[n++] = (char)o->val;
+            if (o->has_arg == required_argument)
+                buf[n++] = ':';
+        }
+    buf[n] = '\0';
+    return buf;
+}
+
 int cli_getopt(const rs_command *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts)
 {
+    char buf[64];
     int c;
 
     opterr = 0;
-    c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    c = getopt_long(argc, argv, all_short_options(cmd, shortopts, buf, sizeof(buf)), longopts, NULL);
     if (c == 'h') {
         cli_help(cmd);
         return -2;

@@ -37,7 +37,17 @@ typedef struct rs_command {
     const char *example;
     /* Subcommand words a command parses itself ("init run status"). */
     const char *verbs;
+    /* The one-letter forms long options also have, by their getopt val
+     * ("q": -q is --quiet); cli_getopt accepts them, the docs show them. */
+    const char *short_options;
 } rs_command;
+
+/* What --help says of the progress of a command that handles many files. */
+#define CLI_PROGRESS_TEXT                                                                    \
+    "On a terminal, standard error shows the files hashed and the signatures done, out\n"    \
+    "of the total, the throughput over the bytes hashed and the time left, redrawn in\n"    \
+    "place; otherwise a line every 5 seconds at most. A run that succeeds ends with one\n" \
+    "line: files, bytes hashed, time taken and signatures. --quiet prints none of this."
 
 /* Prints "reprosign: <message>" to stderr and returns EXIT_FAIL. */
 int cli_fail(const rs_error *err);
@@ -46,7 +56,9 @@ int cli_fail_file(rs_error *err, const char *file);
 /* Prints a usage error with the command's synopsis; returns EXIT_USAGE. */
 int cli_usage(const rs_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_help(const rs_command *cmd);
-/* getopt_long with --help handled; returns the option, or -2 after --help
+/* The letter of a long option's one-letter form, or 0 if it has none. */
+char cli_short_option(const rs_command *cmd, const char *name);
+/* getopt_long with --help handled, and the command's .short_options too; returns the option, or -2 after --help
  * was printed, or '?' after a usage error was printed. */
 int cli_getopt(const rs_command *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts);
 /* Prints a JSON document (taking the reference) to stdout. */

@@ -40,7 +40,7 @@ static const rs_optdoc attach_tree_docs[] = {
       "Files attached in parallel (1 to 1024).",
       "one per core" },
     { "quiet", NULL,
-      "Print no progress.",
+      "Print neither progress nor the summary line on standard error.",
       NULL },
     { 0 },
 };
@@ -56,17 +56,21 @@ const rs_command cmd_attach_tree = {
              "file is reported and nothing is written. Kernel module signatures carry no\n"
              "certificate: --cert names the signer's so they can be checked. A file that\n"
              "already carries its signature is left as it is, so running again finishes\n"
-             "an interrupted run. In place, a symlink's file is rewritten and the link kept.",
+             "an interrupted run. In place, a symlink's file is rewritten and the link kept.\n\n"
+             CLI_PROGRESS_TEXT,
     .run = run,
     .optdocs = attach_tree_docs,
     .example = "reprosign attach-tree --signatures out/signatures/linux-image-6.1.0-amd64 --root pkg/\n"
                "    --cert modules.crt --output signed/",
     .options = longopts,
+    .short_options = "q",
 };
 
 static int run(int argc, char **argv)
 {
-    rs_attach_tree_options o = { .progress = true };
+    rs_attach_tree_options o = { 0 };
+    rs_progress progress;
+    bool quiet = false;
     _cleanup_(rs_attach_tree_report_free) rs_attach_tree_report report = { 0 };
     _cleanup_(rs_x509p) X509 *cert = NULL;
     rs_error err;
@@ -88,7 +92,7 @@ static int run(int argc, char **argv)
                 return cli_usage(&cmd_attach_tree, "--jobs takes a number from 1 to 1024");
             o.jobs = (unsigned)jobs;
             break;
-        case 'q': o.progress = false; break;
+        case 'q': quiet = true; break;
         case -2: return EXIT_OK;
         default: return EXIT_USAGE;
         }
@@ -98,8 +102,11 @@ static int run(int argc, char **argv)
     if (!o.signatures || !o.root)
         return cli_usage(&cmd_attach_tree, "--signatures and --root are required");
     o.cert = cert;
+    rs_progress_init(&progress, cmd_attach_tree.name, "attached", rs_progress_mode_for_stderr(quiet));
+    o.progress = &progress;
     rs_cancel_on_signals();
     rc = rs_attach_tree(&o, &report, &err);
+    rs_progress_finish(&progress, rc == 0);
     for (size_t i = 0; i < report.n_problems; i++)
         fprintf(stderr, "reprosign: %s\n", report.problems[i]);
     if (rc < 0 && rs_cancelled())

@@ -6,12 +6,14 @@
 #include "cli/chain_rules.h"
 #include "cli/cli.h"
 #include "uefi/chain_inputs.h"
+#include "uefi/efivarfs.h"
 #include "uefi/sbat_level.h"
 
 static int run(int argc, char **argv);
 
 static const struct option longopts[] = {
-    { "vars", required_argument, NULL, 'v' },        { "db", required_argument, NULL, 'd' },
+    { "vars", required_argument, NULL, 'v' },        { "efivars", required_argument, NULL, 'E' },
+    { "db", required_argument, NULL, 'd' },
     { "dbx", required_argument, NULL, 'x' },         { "mok", required_argument, NULL, 'M' },
     { "mokx", required_argument, NULL, 'X' },        { "sbat-level", required_argument, NULL, 'S' },
     { "sbat-policy", required_argument, NULL, 'P' }, { "modules", required_argument, NULL, 'm' },
@@ -24,6 +26,12 @@ static const rs_optdoc chain_docs[] = {
       "An OVMF variable store: db, dbx, MokList, MokListX, SbatLevel, SbatPolicy and the\n"
       "Mok states are read from it.",
       NULL },
+    { "efivars", "DIR",
+      "A running machine's variables: efivarfs, or a copy of its NAME-GUID files.\n"
+      "shim's runtime mirrors stand for its variables: MokListRT (MokList plus\n"
+      "shim's vendor certificate), MokListXRT, SbatLevelRT (the level applied).",
+      "/sys/firmware/efi/efivars when no --vars, --efivars or --db is given on a\n"
+      "machine booted through UEFI" },
     { "db", "ESL",
       "The firmware's db as a signature list; may be repeated.",
       NULL },
@@ -58,7 +66,7 @@ static const rs_optdoc chain_docs[] = {
 const rs_command cmd_chain = {
     .name = "chain",
     .summary = "check a boot chain as firmware, shim, GRUB and the kernel would: db/dbx, MOK, SBAT, modules",
-    .usage = "chain (--vars VARSTORE | --db ESL... [--dbx ESL...]) [--mok ESL...] [--mokx ESL...]\n"
+    .usage = "chain [--vars VARSTORE | --efivars DIR | --db ESL... [--dbx ESL...]] [--mok ESL...] [--mokx ESL...]\n"
              "      [--sbat-level FILE] [--sbat-policy latest|automatic] STAGE1 [STAGE2...]\n"
              "      [--modules DIR [--kernel-keys CERTS]] [--json]\n\n"
              "Judges each stage the way the one before it verifies it on a bookworm\n"
@@ -67,7 +75,9 @@ const rs_command cmd_chain = {
              "with dbx, MokListX, its vendor dbx, db, MokList, its vendor_db and vendor\n"
              "certificate, then SBAT against the SbatLevel that applies. --vars also reads\n"
              "MokList, MokListX, SbatLevel, SbatPolicy, MokSBState and MokDBState from the\n"
-             "store. With --modules, every *.ko under DIR must verify as the kernel verifies\n"
+             "store. Without a store, on a machine booted through UEFI, the machine's own\n"
+             "variables are read from /sys/firmware/efi/efivars (named on the first line).\n"
+             "With --modules, every *.ko under DIR must verify as the kernel verifies\n"
              "it under lockdown: against the build key (--kernel-keys), the .machine keyring\n"
              "(MokList and shim's vendor certificate) or the .platform keyring (db), and not\n"
              "be revoked by its file's SHA-256 in dbx or MokListX. One line per stage names the\n"
@@ -192,6 +202,7 @@ static int parse_option(int c, chain_inputs *in, rs_error *err)
 {
     switch (c) {
     case 'v': return chain_inputs_add_varstore(in, optarg, err);
+    case 'E': return chain_inputs_add_efivarfs(in, optarg, err);
     case 'd': return chain_inputs_add_esl_file(in, CHAIN_DB, optarg, err);
     case 'x': return chain_inputs_add_esl_file(in, CHAIN_DBX, optarg, err);
     case 'M': return chain_inputs_add_esl_file(in, CHAIN_MOK, optarg, err);
@@ -201,12 +212,28 @@ static int parse_option(int c, chain_inputs *in, rs_error *err)
     }
 }
 
-static int report(const chain_inputs *in, const chain_result *r, const char *mod_dir, const char *mod_keys, bool json)
+/* Which machine's variables were read, and whether it enforces Secure
+ * Boot at all: with it off, the verdicts are what an enforcing boot
+ * would decide. */
+static void print_machine(const chain_inputs *in, const char *dir, json_t *doc)
+{
+    if (doc)
+        json_object_set_new(doc, "machine", json_pack("{s:s, s:b, s:b}", "efivars", dir, "secure_boot",
+                                                      in->secure_boot, "setup_mode", in->setup_mode));
+    else
+        printf("variables: %s (a running machine: SecureBoot %s, SetupMode %s)\n", dir, in->secure_boot ? "on" : "off",
+               in->setup_mode ? "on" : "off");
+}
+
+static int report(const chain_inputs *in, const chain_result *r, const char *machine_dir, const char *mod_dir,
+                  const char *mod_keys, bool json)
 {
     json_t *doc = json ? json_object() : NULL;
     bool mods_ok = true;
     int rc;
 
+    if (machine_dir)
+        print_machine(in, machine_dir, doc);
     print_stages(r, doc);
     if (mod_dir && (rc = check_modules(in, r, mod_dir, mod_keys, doc, &mods_ok)) != EXIT_OK) {
         json_decref(doc);
@@ -227,7 +254,7 @@ static int run(int argc, char **argv)
 {
     _cleanup_(chain_inputs_free) chain_inputs in = { 0 };
     _cleanup_(chain_result_free) chain_result r = { 0 };
-    const char *mod_dir = NULL, *mod_keys = NULL;
+    const char *mod_dir = NULL, *mod_keys = NULL, *machine_dir = NULL;
     bool json = false;
     rs_error err;
     int c;
@@ -238,18 +265,24 @@ static int run(int argc, char **argv)
         case 'k': mod_keys = optarg; break;
         case 'j': json = true; break;
         case -2: return EXIT_OK;
-        case 'v': case 'd': case 'x': case 'M': case 'X': case 'S': case 'P':
+        case 'v': case 'E': case 'd': case 'x': case 'M': case 'X': case 'S': case 'P':
+            machine_dir = c == 'E' ? optarg : machine_dir;
             if (parse_option(c, &in, &err) < 0)
                 return cli_fail(&err);
             break;
         default: return EXIT_USAGE;
         }
     }
+    if (!in.have_db && !machine_dir && efivarfs_booted_uefi()) {
+        machine_dir = EFIVARFS_DIR;
+        if (chain_inputs_add_efivarfs(&in, machine_dir, &err) < 0)
+            return cli_fail(&err);
+    }
     if (optind >= argc || !in.have_db)
-        return cli_usage(&cmd_chain, "expected --vars or --db, and at least one image");
+        return cli_usage(&cmd_chain, "expected --vars, --efivars or --db, and at least one image");
     if (mod_keys && !mod_dir)
         return cli_usage(&cmd_chain, "--kernel-keys needs --modules");
     if (chain_verify(&in, argv + optind, (size_t)(argc - optind), &r, &err) < 0)
         return cli_fail(&err);
-    return report(&in, &r, mod_dir, mod_keys, json);
+    return report(&in, &r, machine_dir, mod_dir, mod_keys, json);
 }

@@ -45,7 +45,7 @@ static bool is_one_of(const char *s, const char *const *list)
 doc_arg doc_arg_kind(const rs_command *cmd, const rs_optdoc *o)
 {
     static const char *const dirs[] = { "DIR", "SIGDIR", "ROOT", "OUTROOT", "OUTDIR", "LOGDIR", NULL };
-    static const char *const values[] = { "N", "T", "GUID", "NAME", "SUFFIX", "file:PATH|env:VAR", NULL };
+    static const char *const values[] = { "N", "T", "GUID", "NAME", "SUFFIX", "URI", "file:PATH|env:VAR", NULL };
 
     if (!o->arg || doc_arg_optional(cmd, o->name))
         return DOC_ARG_NONE;
@@ -84,6 +84,16 @@ static size_t check_command(const rs_command *cmd)
             printf("%s: .optdocs --%s does not match the options table\n", cmd->name, d->name);
             problems++;
         }
+    for (const char *letter = cmd->short_options; letter && *letter; letter++) {
+        const struct option *o = cmd->options;
+
+        while (o && o->name && o->val != *letter)
+            o++;
+        if (!o || !o->name) {
+            printf("%s: -%c in .short_options is no option's letter\n", cmd->name, *letter);
+            problems++;
+        }
+    }
     if (!cmd->example) {
         printf("%s: no example\n", cmd->name);
         problems++;

@@ -6,13 +6,15 @@
 #include "crypto/ossl.h"
 #include "ops/ops.h"
 #include "uefi/authvar.h"
+#include "uefi/efivarfs.h"
 #include "uefi/esl.h"
 #include "uefi/varupdate.h"
 
 static int list_run(int argc, char **argv);
 
 static const struct option list_longopts[] = {
-    { "vars", required_argument, NULL, 'v' }, { "name", required_argument, NULL, 'n' },
+    { "vars", required_argument, NULL, 'v' }, { "efivars", required_argument, NULL, 'E' },
+    { "name", required_argument, NULL, 'n' },
     { "all", no_argument, NULL, 'a' },        { "json", no_argument, NULL, 'j' },
     { "help", no_argument, NULL, 'h' },       { 0 },
 };
@@ -21,6 +23,10 @@ static const rs_optdoc efi_list_docs[] = {
     { "vars", "VARSTORE",
       "List the variables of an OVMF variable store.",
       NULL },
+    { "efivars", "DIR",
+      "List a running machine's variables: efivarfs, or a copy of its NAME-GUID files.",
+      "/sys/firmware/efi/efivars when no file, --vars or --efivars is given on a\n"
+      "machine booted through UEFI" },
     { "name", "NAME",
       "Only this variable (PK, KEK, db, dbx, MokList...).",
       "all" },
@@ -35,10 +41,15 @@ static const rs_optdoc efi_list_docs[] = {
 
 const rs_command cmd_efi_list = {
     .name = "efi list",
-    .usage = "efi list (ESL | AUTH | --vars VARSTORE [--name NAME] [--all]) [--json]\n\n"
+    .usage = "efi list [ESL | AUTH | --vars VARSTORE [--all] | --efivars DIR] [--name NAME] [--json]\n\n"
              "Shows the entries of a signature list, of an authenticated update (its\n"
-             "timestamp and signer first), or the variables of an OVMF variable store with\n"
-             "the lists of PK, KEK, db and dbx decoded. --all includes deleted copies.",
+             "timestamp and signer first), or the variables of an OVMF variable store or of\n"
+             "a running machine with the lists of PK, KEK, db, dbx and MokList decoded, and\n"
+             "the value of one-byte variables (SecureBoot, SetupMode). --all includes\n"
+             "deleted copies. With no argument, on a machine booted through UEFI, lists\n"
+             "the machine's own variables (/sys/firmware/efi/efivars). A running machine\n"
+             "shows shim's variables as their runtime mirrors (MokListRT, MokListXRT,\n"
+             "SbatLevelRT) and no timestamps.",
     .run = list_run,
     .optdocs = efi_list_docs,
     .example = "reprosign efi list --vars /usr/share/OVMF/OVMF_VARS_4M.ms.fd --name db",
@@ -205,7 +216,8 @@ static int list_file(const char *path, json_t *doc, rs_error *err)
 
 static bool holds_lists(const vs_var *v)
 {
-    static const char *const names[] = { "PK", "KEK", "db", "dbx", "dbt", "dbr", "MokList", "MokListX" };
+    static const char *const names[] = { "PK",      "KEK",      "db",        "dbx",       "dbt",
+                                         "dbr",     "MokList",  "MokListX",  "MokListRT", "MokListXRT" };
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(v->name, names[i]))
@@ -232,32 +244,35 @@ static int list_var(const varstore *vs, const vs_var *v, json_t *vars, rs_error 
 
     efi_guid_format(&v->guid, guid);
     attr_string(v->attributes, attrs, sizeof(attrs));
-    if (!vars)
-        printf("%s %s %s %u bytes%s%s%s\n", v->name, guid, attrs, v->data_len, v->active ? "" : " (",
+    if (!vars) {
+        printf("%s %s %s %u bytes%s%s%s", v->name, guid, attrs, v->data_len, v->active ? "" : " (",
                v->active ? "" : state, v->active ? "" : ")");
+        printf(v->data_len == 1 ? ": %u\n" : "\n", v->data_len == 1 ? varstore_data(vs, v)[0] : 0);
+    }
     if (holds_lists(v) && list_esl(varstore_data(vs, v), v->data_len, &l, err) < 0) {
         json_decref(l.entries);
         return rs_error_prefix(err, "variable %s", v->name);
     }
     if (vars)
-        json_array_append_new(vars, json_pack("{s:s, s:s, s:s, s:I, s:s, s:o*, s:o*}", "name", v->name, "guid", guid,
-                                              "attributes", attrs, "size", (json_int_t)v->data_len, "state", state,
-                                              "timestamp",
-                                              efi_time_to_unix(v->timestamp, &when) ? rs_json_time(when) : NULL,
-                                              "entries", l.entries));
+        json_array_append_new(vars, json_pack("{s:s, s:s, s:s, s:I, s:s, s:o*, s:o*, s:o*}", "name", v->name, "guid",
+                                              guid, "attributes", attrs, "size", (json_int_t)v->data_len, "state",
+                                              state, "timestamp",
+                                              !vs->runtime && efi_time_to_unix(v->timestamp, &when) ? rs_json_time(when)
+                                                                                                   : NULL,
+                                              "entries", l.entries, "value",
+                                              v->data_len == 1 ? json_integer(varstore_data(vs, v)[0]) : NULL));
     return 0;
 }
 
-static int list_store(const char *path, const char *name, bool all, json_t *doc, rs_error *err)
+static int list_store(const char *path, bool efivars, const char *name, bool all, json_t *doc, rs_error *err)
 {
     _cleanup_varstore_ varstore vs = { 0 };
-    json_t *vars = doc ? json_array() : NULL;
+    json_t *vars;
     bool found = false;
 
-    if (varstore_load(path, &vs, err) < 0) {
-        json_decref(vars);
+    if ((efivars ? efivarfs_load(path, &vs, err) : varstore_load(path, &vs, err)) < 0)
         return -1;
-    }
+    vars = doc ? json_array() : NULL;
     for (size_t i = 0; i < vs.n; i++) {
         const vs_var *v = &vs.vars[i];
 
@@ -278,7 +293,7 @@ static int list_store(const char *path, const char *name, bool all, json_t *doc,
 
 static int list_run(int argc, char **argv)
 {
-    const char *vars = NULL, *name = NULL;
+    const char *vars = NULL, *efivars = NULL, *name = NULL;
     bool json = false, all = false;
     json_t *doc = NULL;
     rs_error err;
@@ -287,6 +302,7 @@ static int list_run(int argc, char **argv)
     while ((c = cli_getopt(&cmd_efi_list, argc, argv, "h", list_longopts)) != -1) {
         switch (c) {
         case 'v': vars = optarg; break;
+        case 'E': efivars = optarg; break;
         case 'n': name = optarg; break;
         case 'a': all = true; break;
         case 'j': json = true; break;
@@ -294,11 +310,16 @@ static int list_run(int argc, char **argv)
         default: return EXIT_USAGE;
         }
     }
-    if ((vars && optind != argc) || (!vars && (optind + 1 != argc || name)))
-        return cli_usage(&cmd_efi_list, "expected one ESL or AUTH file, or --vars VARSTORE");
+    if (!vars && !efivars && optind == argc && efivarfs_booted_uefi())
+        efivars = EFIVARFS_DIR;
+    if ((vars && efivars) || ((vars || efivars) && optind != argc) || (!vars && !efivars && (optind + 1 != argc || name)))
+        return cli_usage(&cmd_efi_list, "expected one ESL or AUTH file, --vars VARSTORE or --efivars DIR");
+    if (efivars && all)
+        return cli_usage(&cmd_efi_list, "--all: a running machine keeps no deleted copies");
     if (json)
-        doc = json_pack("{s:s}", "file", vars ? vars : argv[optind]);
-    rc = vars ? list_store(vars, name, all, doc, &err) : list_file(argv[optind], doc, &err);
+        doc = json_pack("{s:s}", "file", vars ? vars : efivars ? efivars : argv[optind]);
+    rc = vars || efivars ? list_store(vars ? vars : efivars, efivars != NULL, name, all, doc, &err)
+                         : list_file(argv[optind], doc, &err);
     if (rc < 0) {
         json_decref(doc);
         return cli_fail(&err);

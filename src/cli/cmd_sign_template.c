@@ -63,7 +63,7 @@ static const rs_optdoc sign_template_docs[] = {
       "Leave the signingTime attribute out.",
       "signingTime from SOURCE_DATE_EPOCH, else the clock" },
     { "quiet", NULL,
-      "Print no progress.",
+      "Print neither progress nor the summary line on standard error.",
       NULL },
     { 0 },
 };
@@ -90,12 +90,14 @@ const rs_command cmd_sign_template = {
              "always has requests waiting.\n\n"
              "--module-cert (and, without --via, --module-key) give linux-module files a key\n"
              "of their own, as the signing service does: one key, one purpose. Without them,\n"
-             "--key and --cert sign every file.",
+             "--key and --cert sign every file.\n\n"
+             CLI_PROGRESS_TEXT,
     .run = run,
     .optdocs = sign_template_docs,
     .example = "reprosign sign-template shim-signed-template.deb --packages debs/ --key db.key\n"
                "    --cert db.crt --output out/",
     .options = longopts,
+    .short_options = "q",
 };
 
 static bool parse_jobs(const char *s, unsigned *out)
@@ -119,7 +121,9 @@ static unsigned via_jobs(void)
 
 static int run(int argc, char **argv)
 {
-    rs_sign_template_options o = { .progress = true };
+    rs_sign_template_options o = { 0 };
+    rs_progress progress;
+    bool quiet = false;
     const char *key = NULL, *cert = NULL, *via = NULL, *hash = "sha256";
     const char *module_key = NULL, *module_cert = NULL;
     _cleanup_(cli_signer_close) cli_signer signer = { 0 };
@@ -148,7 +152,7 @@ static int run(int argc, char **argv)
             break;
         case 'H': hash = optarg; break;
         case 'T': signing_time = false; break;
-        case 'q': o.progress = false; break;
+        case 'q': quiet = true; break;
         case -2: return EXIT_OK;
         default: return EXIT_USAGE;
         }
@@ -169,8 +173,11 @@ static int run(int argc, char **argv)
         return cli_fail(&err);
     o.signers[SIG_EFI] = signer.image;
     o.signers[SIG_LINUX_MODULE] = module_cert ? module_signer.image : signer.image;
+    rs_progress_init(&progress, cmd_sign_template.name, "made", rs_progress_mode_for_stderr(quiet));
+    o.progress = &progress;
     rs_cancel_on_signals();
     rc = rs_sign_template(&o, &err);
+    rs_progress_finish(&progress, rc == 0);
     if (rc < 0 && rs_cancelled())
         rs_reraise();
     return rc < 0 ? cli_fail(&err) : EXIT_OK;

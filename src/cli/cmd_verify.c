@@ -12,6 +12,7 @@ static const struct option longopts[] = {
     { "db", required_argument, NULL, 'd' },
     { "dbx", required_argument, NULL, 'x' },
     { "vars", required_argument, NULL, 'v' },
+    { "efivars", required_argument, NULL, 'E' },
     { "json", no_argument, NULL, 'j' },
     { "help", no_argument, NULL, 'h' },
     { 0 },
@@ -30,6 +31,10 @@ static const rs_optdoc verify_docs[] = {
     { "vars", "VARSTORE",
       "An OVMF variable store whose db and dbx are used.",
       NULL },
+    { "efivars", "DIR",
+      "A running machine's db and dbx: /sys/firmware/efi/efivars, or a copy of its\n"
+      "NAME-GUID files.",
+      NULL },
     { "json", NULL,
       "Print the result as one JSON document (see docs/json.md).",
       NULL },
@@ -39,14 +44,15 @@ static const rs_optdoc verify_docs[] = {
 const rs_command cmd_verify = {
     .name = "verify",
     .summary = "verify a file's signatures against trusted certificates",
-    .usage = "verify FILE (--cert CA... | --db ESL... [--dbx ESL...] | --vars VARSTORE) [--json]\n\n"
+    .usage = "verify FILE (--cert CA... | --db ESL... [--dbx ESL...] | --vars VARSTORE | --efivars DIR) [--json]\n\n"
              "Exits 0 only if at least one signature chains to a given certificate (as\n"
              "firmware does: any certificate may be the anchor, validity dates are\n"
              "ignored) and binds to the file's own digest.\n\n"
-             "With --db/--dbx (EFI signature lists) or --vars (an OVMF variable store's db\n"
-             "and dbx) the firmware's rules apply: the image hash or any signature's\n"
-             "certificate in dbx rejects the image; a signature chaining to a db\n"
-             "certificate, or the image hash in db, admits it (also when unsigned).",
+             "With --db/--dbx (EFI signature lists), --vars (an OVMF variable store's db\n"
+             "and dbx) or --efivars (a running machine's) the firmware's rules apply: the\n"
+             "image hash or any signature's certificate in dbx rejects the image; a\n"
+             "signature chaining to a db certificate, or the image hash in db, admits it\n"
+             "(also when unsigned).",
     .run = run,
     .optdocs = verify_docs,
     .example = "reprosign verify shimx64.efi.signed --vars /usr/share/OVMF/OVMF_VARS_4M.ms.fd",
@@ -163,7 +169,9 @@ static int run(int argc, char **argv)
             have_dbx |= c == 'x';
             break;
         case 'v':
-            if (uefi_trust_add_varstore(&trust, optarg, &err) < 0)
+        case 'E':
+            if ((c == 'v' ? uefi_trust_add_varstore(&trust, optarg, &err)
+                          : uefi_trust_add_efivarfs(&trust, optarg, &err)) < 0)
                 return cli_fail(&err);
             have_db = true;
             break;
@@ -175,11 +183,11 @@ static int run(int argc, char **argv)
     if (optind + 1 != argc)
         return cli_usage(&cmd_verify, "expected exactly one FILE");
     if (have_cert && (have_db || have_dbx))
-        return cli_usage(&cmd_verify, "--cert cannot be combined with --db, --dbx or --vars");
+        return cli_usage(&cmd_verify, "--cert cannot be combined with --db, --dbx, --vars or --efivars");
     if (have_dbx && !have_db)
         return cli_usage(&cmd_verify, "--dbx needs --db");
     if (!have_cert && !have_db)
-        return cli_usage(&cmd_verify, "--cert, --db or --vars is required");
+        return cli_usage(&cmd_verify, "--cert, --db, --vars or --efivars is required");
     if (have_db)
         return verify_uefi(argv[optind], &trust, json);
     if (rs_op_verify(argv[optind], &trust, &v, &err) < 0)

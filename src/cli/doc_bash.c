@@ -60,7 +60,12 @@ static void value_cases(FILE *f, const rs_command *cmd)
 
         if (kind == DOC_ARG_NONE)
             continue;
-        fprintf(f, "        '%s --%s') ", cmd->name, o->name);
+        char letter = cli_short_option(cmd, o->name);
+
+        fprintf(f, "        '%s --%s'", cmd->name, o->name);
+        if (letter)
+            fprintf(f, "|'%s -%c'", cmd->name, letter);
+        fputs(") ", f);
         switch (kind) {
         case DOC_ARG_WORDS:
             fputs("COMPREPLY=($(compgen -W '", f);
@@ -80,8 +85,13 @@ static void value_cases(FILE *f, const rs_command *cmd)
 static void option_cases(FILE *f, const rs_command *cmd)
 {
     fprintf(f, "        '%s') opts='", cmd->name);
-    for (const rs_optdoc *o = cmd->optdocs; o && o->name; o++)
+    for (const rs_optdoc *o = cmd->optdocs; o && o->name; o++) {
+        char letter = cli_short_option(cmd, o->name);
+
+        if (letter)
+            fprintf(f, "-%c ", letter);
         fprintf(f, doc_arg_optional(cmd, o->name) ? "--%s --%s= " : "--%s ", o->name, o->name);
+    }
     fputs("--help' ;;\n", f);
     for (const rs_command *const *s = cmd->subcommands; s && *s; s++)
         option_cases(f, *s);

@@ -142,7 +142,12 @@ static void roff_example(FILE *f, const char *example)
 
 static void roff_option(FILE *f, const rs_command *cmd, const rs_optdoc *o)
 {
-    fprintf(f, ".TP\n\\fB\\-\\-%s\\fR", o->name);
+    char letter = cli_short_option(cmd, o->name);
+
+    fputs(".TP\n", f);
+    if (letter)
+        fprintf(f, "\\fB\\-%c\\fR, ", letter);
+    fprintf(f, "\\fB\\-\\-%s\\fR", o->name);
     if (o->arg) {
         fputs(doc_arg_optional(cmd, o->name) ? "[=\\fI" : " \\fI", f);
         roff_text(f, o->arg, strlen(o->arg));
@@ -265,9 +270,13 @@ static void roff_files(FILE *f, const rs_command *cmd)
     if (!strcmp(cmd->name, "efi") || !strcmp(cmd->name, "chain") || !strcmp(cmd->name, "verify"))
         fputs(".TP\n\\fI/usr/share/OVMF/OVMF_VARS_4M.ms.fd\\fR\nDebian's OVMF variable store with Microsoft's keys enrolled.\n",
               f);
-    fputs(".PP\nThe command reads and writes only the files named on its command line;\n"
-          "an output appears by one rename, complete, or not at all.\n",
-          f);
+    if (!strcmp(cmd->name, "efi") || !strcmp(cmd->name, "chain"))
+        fputs(".TP\n\fI/sys/firmware/efi/efivars\fR\nThe running machine's UEFI variables (efivarfs), read when no store\n"
+              "is named on a machine booted through UEFI.\n",
+              f);
+    fputs(".PP\nThe command reads and writes only the files named on its command line", f);
+    fputs(!strcmp(cmd->name, "efi") || !strcmp(cmd->name, "chain") ? " (and efivarfs, as above);\n" : ";\n", f);
+    fputs("an output appears by one rename, complete, or not at all.\n", f);
 }
 
 static void roff_subcommand(FILE *f, const rs_command *sub)
@@ -311,11 +320,8 @@ static void write_command_page(FILE *f, const rs_command *cmd)
     fputs(".SH EXAMPLES\n", f);
     roff_example(f, cmd->example ? cmd->example : "reprosign --help");
     fputs(".SH SEE ALSO\n\\fBreprosign\\fR(1)", f);
-    if (!strcmp(cmd->name, "service"))
-        fputs(", \\fBreprosign\\-service.json\\fR(5)", f);
-    if (!strcmp(cmd->name, "service") || !strcmp(cmd->name, "log"))
-        fputs(", \\fBreprosign\\-log\\fR(5)", f);
-    fputs("\n", f);
+    fputs(!strcmp(cmd->name, "service") ? ", \\fBreprosign\\-service.json\\fR(5), \\fBreprosign\\-log\\fR(5)\n"
+          : !strcmp(cmd->name, "log")   ? ", \\fBreprosign\\-log\\fR(5)\n" : "\n", f);
 }
 
 static void write_main_page(FILE *f, const rs_command *const *commands, size_t n)

@@ -48,23 +48,36 @@ static void spec_action(FILE *f, const rs_command *cmd, const rs_optdoc *o)
     }
 }
 
+/* One _arguments spec: "--name=" (long) or "-q" (its one-letter form). */
+static void option_spec(FILE *f, const rs_command *cmd, const rs_optdoc *o, char letter)
+{
+    bool optional = doc_arg_optional(cmd, o->name);
+
+    if (letter)
+        fprintf(f, "        '*-%c[", letter);
+    else
+        fprintf(f, "        '*--%s%s[", o->name, optional ? "=-" : o->arg ? "=" : "");
+    spec_text(f, o->text);
+    fputs("]", f);
+    if (o->arg) {
+        fprintf(f, ":%s%s:", optional ? ":" : "", "value");
+        if (doc_arg_kind(cmd, o) == DOC_ARG_NONE)
+            fputs("_files", f);
+        else
+            spec_action(f, cmd, o);
+    }
+    fputs("' \\\n", f);
+}
+
 static void arguments(FILE *f, const rs_command *cmd, const char *pattern)
 {
     fprintf(f, "    (%s)\n      _arguments -S \\\n", pattern);
     for (const rs_optdoc *o = cmd->optdocs; o && o->name; o++) {
-        bool optional = doc_arg_optional(cmd, o->name);
+        char letter = cli_short_option(cmd, o->name);
 
-        fprintf(f, "        '*--%s%s[", o->name, optional ? "=-" : o->arg ? "=" : "");
-        spec_text(f, o->text);
-        fputs("]", f);
-        if (o->arg) {
-            fprintf(f, ":%s%s:", optional ? ":" : "", "value");
-            if (doc_arg_kind(cmd, o) == DOC_ARG_NONE)
-                fputs("_files", f);
-            else
-                spec_action(f, cmd, o);
-        }
-        fputs("' \\\n", f);
+        option_spec(f, cmd, o, 0);
+        if (letter)
+            option_spec(f, cmd, o, letter);
     }
     fputs("        '(- *)'{-h,--help}'[print the help text]' \\\n        '*:file:_files' ;;\n", f);
 }

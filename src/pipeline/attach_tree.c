@@ -34,7 +34,6 @@ typedef struct tree_job {
     volatile bool needs_cert;   /* a signature carries no certificate, and none was given */
     entry *entries;
     size_t count, cap;
-    rs_progress progress;
 } tree_job;
 
 static int add_entry(tree_job *t, const char *rel, rs_error *err)
@@ -93,20 +92,30 @@ static int collect(tree_job *t, const char *dir, const char *rel, rs_error *err)
     return rc;
 }
 
-static char *target_path(const tree_job *t, const entry *e, bool output)
+static char *joined_path(const char *base, const entry *e, const char *suffix)
 {
-    const char *base = output && t->o->output ? t->o->output : t->o->root;
-    const char *suffix = output && t->o->suffix ? t->o->suffix : "";
     char *p;
 
     return asprintf(&p, "%s/%s%s", base, e->rel, suffix) < 0 ? NULL : p;
+}
+
+/* The file as found below the root. */
+static char *target_path(const tree_job *t, const entry *e)
+{
+    return joined_path(t->o->root, e, "");
+}
+
+/* Where it goes when written elsewhere or under another name. */
+static char *output_path(const tree_job *t, const entry *e)
+{
+    return joined_path(t->o->output ? t->o->output : t->o->root, e, t->o->suffix ? t->o->suffix : "");
 }
 
 /* Where the signed file goes: in place, the file itself; else
  * <output>/<path><suffix>. */
 static char *write_path(const tree_job *t, const entry *e)
 {
-    return e->write_path ? strdup(e->write_path) : target_path(t, e, true);
+    return e->write_path ? strdup(e->write_path) : output_path(t, e);
 }
 
 static int note_problem(entry *e, const char *path, const rs_error *why)
@@ -175,7 +184,7 @@ static int check_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
     entry *e = &t->entries[i];
-    _cleanup_free_ char *sig_path = NULL, *path = target_path(t, e, false);
+    _cleanup_free_ char *sig_path = NULL, *path = target_path(t, e);
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     rs_error why;
     size_t max;
@@ -210,7 +219,7 @@ static int check_one(void *ctx, size_t i, rs_error *err)
     if (img.format->check_binding(&img, &e->sig, t->o->cert, &why) < 0)
         return note_problem(e, path, &why);
     e->size = img.in.size;
-    rs_progress_step(&t->progress, e->size);
+    rs_progress_hashed(t->o->progress, e->size);
     return 0;
 }
 
@@ -218,13 +227,13 @@ static int write_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
     entry *e = &t->entries[i];
-    _cleanup_free_ char *in = target_path(t, e, false), *out = NULL;
+    _cleanup_free_ char *in = target_path(t, e), *out = NULL;
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     rs_edit edit = { .remove_index = -1, .append = &e->sig, .n_append = e->carried ? 0 : 1 };
     struct stat now;
 
     if (e->carried && t->in_place) {
-        rs_progress_step(&t->progress, e->size);
+        rs_progress_signed(t->o->progress);
         return 0;
     }
     if (!in || !(out = write_path(t, e)))
@@ -237,7 +246,7 @@ static int write_one(void *ctx, size_t i, rs_error *err)
         return -1;
     if (img.format->write(&img, &edit, &e->out, err) < 0 || rs_output_seal(&e->out, err) < 0)
         return rs_error_prefix(err, "%s", out);
-    rs_progress_step(&t->progress, e->size);
+    rs_progress_signed(t->o->progress);
     return 0;
 }
 
@@ -322,11 +331,9 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
     if (rc == 0 && t.count == 0)
         rc = rs_fail(err, "%s: no .sig files", o->signatures);
     report->n_files = t.count;
+    rs_progress_total(o->progress, t.count);
     if (rc == 0) {
-        rs_progress_init(&t.progress, "checking", t.count);
-        t.progress.enabled &= o->progress;
         rc = rs_batch_run(t.count, o->jobs, check_one, &t, err);
-        rs_progress_finish(&t.progress);
         report->needs_cert = t.needs_cert;
     }
     if (rc == 0 && t.in_place)
@@ -335,12 +342,8 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
         rc = take_problems(&t, report, err);
     if (rc == 0 && o->checked)
         o->checked(o->checked_ctx);
-    if (rc == 0) {
-        rs_progress_init(&t.progress, "attaching", t.count);
-        t.progress.enabled &= o->progress;
+    if (rc == 0)
         rc = rs_batch_run(t.count, o->jobs, write_one, &t, err);
-        rs_progress_finish(&t.progress);
-    }
     /* Everything is written; one sync, and only renames remain. */
     if (rc == 0)
         rc = rs_sync_filesystem(o->output ? o->output : o->root, err);

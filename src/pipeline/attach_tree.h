@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "base/error.h"
+#include "base/progress.h"
 
 typedef struct rs_attach_tree_options {
     const char *signatures;   /* directory of <path>.sig files */
@@ -16,7 +17,7 @@ typedef struct rs_attach_tree_options {
     const char *suffix;       /* appended to each output name; NULL: none */
     X509 *cert;               /* signer certificate, for formats whose signatures carry none */
     unsigned jobs;
-    bool progress;
+    rs_progress *progress;    /* NULL: none */
     /* Called once every signature is checked, before any file is written
      * (NULL: nothing); a test changes a file there. */
     void (*checked)(void *ctx);

@@ -2,10 +2,9 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t cancel_signal;
@@ -47,59 +46,6 @@ unsigned rs_default_jobs(void)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
 
     return n > 0 ? (unsigned)n : 1;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void rs_progress_init(rs_progress *p, const char *label, size_t total)
-{
-    p->label = label;
-    p->total = total;
-    atomic_init(&p->done, 0);
-    atomic_init(&p->bytes, 0);
-    atomic_init(&p->last_draw_ms, 0);
-    p->enabled = isatty(STDERR_FILENO);
-    p->started = now_seconds();
-}
-
-static void draw(rs_progress *p)
-{
-    double elapsed = now_seconds() - p->started;
-    double mb = (double)atomic_load(&p->bytes) / 1e6;
-
-    fprintf(stderr, "\r%s: %zu/%zu files, %.1f MB/s   ", p->label, atomic_load(&p->done), p->total,
-            elapsed > 0 ? mb / elapsed : 0.0);
-}
-
-void rs_progress_step(rs_progress *p, uint64_t bytes)
-{
-    long long ms, last;
-
-    if (!p)
-        return;
-    atomic_fetch_add(&p->done, 1);
-    atomic_fetch_add(&p->bytes, bytes);
-    if (!p->enabled)
-        return;
-    ms = (long long)((now_seconds() - p->started) * 1000);
-    last = atomic_load(&p->last_draw_ms);
-    /* Redraw at most ten times a second, from whichever thread wins. */
-    if (ms - last >= 100 && atomic_compare_exchange_strong(&p->last_draw_ms, &last, ms))
-        draw(p);
-}
-
-void rs_progress_finish(rs_progress *p)
-{
-    if (p && p->enabled) {
-        draw(p);
-        fputc('\n', stderr);
-    }
 }
 
 typedef struct pool {

@@ -1,28 +1,12 @@
-/* Running one function over many items on a pool of threads, with a
- * progress line on a terminal and cancellation by signal. */
+/* Running one function over many items on a pool of threads, with
+ * cancellation by signal. (Progress: base/progress.h.) */
 #ifndef RS_BATCH_H
 #define RS_BATCH_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #include "base/error.h"
-
-typedef struct rs_progress {
-    const char *label;
-    size_t total;
-    atomic_size_t done;
-    atomic_uint_fast64_t bytes;
-    bool enabled;             /* stderr is a terminal */
-    double started;
-    atomic_llong last_draw_ms;
-} rs_progress;
-
-void rs_progress_init(rs_progress *p, const char *label, size_t total);
-void rs_progress_step(rs_progress *p, uint64_t bytes);
-void rs_progress_finish(rs_progress *p);
 
 /* Calls fn(ctx, i, err) for i in [0, n) on `jobs` threads (0: one per
  * core). Stops handing out items after the first failure, or once a

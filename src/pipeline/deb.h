@@ -17,6 +17,9 @@ typedef struct rs_deb_control {
     char *source;        /* Source: without "(version)"; the package's name when absent */
 } rs_deb_control;
 
+/* Whether the file starts as an ar archive, as every .deb does. */
+bool rs_deb_has_magic(const char *path);
+
 int rs_deb_read_control(const char *path, rs_deb_control *out, rs_error *err);
 void rs_deb_control_free(rs_deb_control *c);
 

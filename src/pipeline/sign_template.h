@@ -4,6 +4,7 @@
 #ifndef RS_SIGN_TEMPLATE_H
 #define RS_SIGN_TEMPLATE_H
 
+#include "base/progress.h"
 #include "formats/format.h"
 #include "ops/image_signer.h"
 #include "pipeline/source_binding.h"
@@ -18,7 +19,7 @@ typedef struct rs_sign_template_options {
     /* By rs_sig_type (pipeline/files_json.h): a local key or the service's
      * socket. One may serve both; the service gives each its own key. */
     rs_image_signer *signers[2];
-    bool progress;
+    rs_progress *progress;       /* NULL: none */
     rs_foreign_sources foreign_sources;   /* sources besides its own the template may sign */
 } rs_sign_template_options;
 

@@ -4,7 +4,6 @@
 #include <locale.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +32,17 @@ static int tar_fail(struct archive *a, rs_error *err)
     return rs_fail(err, "cannot write tarball: %s", sym_archive_error_string(a) ? sym_archive_error_string(a) : "?");
 }
 
-static int add_header(struct archive *a, const char *name, bool dir, int64_t size, time_t mtime, rs_error *err)
+/* type: AE_IFDIR or AE_IFREG. */
+static int add_header(struct archive *a, const char *name, unsigned type, int64_t size, time_t mtime, rs_error *err)
 {
     _cleanup_(entry_freep) struct archive_entry *e = sym_archive_entry_new();
 
     if (!e)
         return rs_fail(err, "out of memory");
     sym_archive_entry_set_pathname(e, name);
-    sym_archive_entry_set_filetype(e, dir ? AE_IFDIR : AE_IFREG);
-    sym_archive_entry_set_perm(e, dir ? 0755 : 0644);
-    sym_archive_entry_set_size(e, dir ? 0 : size);
+    sym_archive_entry_set_filetype(e, type);
+    sym_archive_entry_set_perm(e, type == AE_IFDIR ? 0755 : 0644);
+    sym_archive_entry_set_size(e, type == AE_IFDIR ? 0 : size);
     sym_archive_entry_set_uid(e, 0);
     sym_archive_entry_set_gid(e, 0);
     sym_archive_entry_set_uname(e, "root");
@@ -136,7 +136,7 @@ static int add_parents(rs_tarball *t, const char *path, rs_error *err)
             continue;
         if (!(dir = strndup(path, n)))
             return rs_fail(err, "out of memory");
-        if (add_header(t->a, dir, true, 0, t->mtime, err) < 0)
+        if (add_header(t->a, dir, AE_IFDIR, 0, t->mtime, err) < 0)
             return -1;
     }
     return 0;
@@ -147,7 +147,7 @@ int rs_tarball_add_file(rs_tarball *t, const char *path, const void *data, size_
     char *copy;
 
     if (check_order(t, path, err) < 0 || add_parents(t, path, err) < 0 ||
-        add_header(t->a, path, false, (int64_t)len, t->mtime, err) < 0)
+        add_header(t->a, path, AE_IFREG, (int64_t)len, t->mtime, err) < 0)
         return -1;
     if (len && sym_archive_write_data(t->a, data, len) != (la_ssize_t)len)
         return tar_fail(t->a, err);
@@ -199,7 +199,7 @@ static int add_tree(struct archive *a, const char *root, const char *rel, time_t
             rc = rs_fail(err, "out of memory");
         else if (lstat(path, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
             rc = rs_fail(err, "%s: not a regular file or directory", path);
-        else if (add_header(a, child, S_ISDIR(st.st_mode), st.st_size, mtime, err) < 0)
+        else if (add_header(a, child, S_ISDIR(st.st_mode) ? AE_IFDIR : AE_IFREG, st.st_size, mtime, err) < 0)
             rc = -1;
         else if (S_ISDIR(st.st_mode))
             rc = add_tree(a, root, child, mtime, err);
@@ -212,24 +212,16 @@ static int add_tree(struct archive *a, const char *root, const char *rel, time_t
     return rc;
 }
 
-/* Names are UTF-8. libarchive converts them through the calling thread's
- * locale, and in reprosign's C locale it refuses any name that is not
- * ASCII; the thread writing entries uses C.UTF-8 instead, which leaves
- * ASCII names exactly as they were. */
-typedef struct names_locale {
-    locale_t utf8, previous;
-} names_locale;
-
-static names_locale utf8_names_begin(void)
+rs_names_locale rs_tarball_utf8_names_begin(void)
 {
-    names_locale n = { newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0), (locale_t)0 };
+    rs_names_locale n = { newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0), (locale_t)0 };
 
     if (n.utf8)
         n.previous = uselocale(n.utf8);
     return n;
 }
 
-static void utf8_names_end(names_locale n)
+void rs_tarball_utf8_names_end(rs_names_locale n)
 {
     if (!n.utf8)
         return;
@@ -250,151 +242,9 @@ static int write_tree(const char *dir, const char *output, time_t mtime, rs_erro
 
 int rs_tarball_write(const char *dir, const char *output, time_t mtime, rs_error *err)
 {
-    names_locale n = utf8_names_begin();
+    rs_names_locale n = rs_tarball_utf8_names_begin();
     int rc = write_tree(dir, output, mtime, err);
 
-    utf8_names_end(n);
+    rs_tarball_utf8_names_end(n);
     return rc;
-}
-
-/* ---- written on its own thread ---- */
-
-/* A wakeup costs more than writing an entry: the writer waits for a run
- * of entries, not for each one. */
-#define FEED_RUN 32
-
-struct rs_tarball_feed {
-    rs_tarball *t;
-    char *output;
-    time_t mtime;
-    rs_tarball_entry entry;
-    void *ctx;
-    size_t n;
-    bool *ready;
-    size_t done;          /* files 0..done-1 are all ready */
-    size_t wake_at;       /* the writer sleeps until done reaches this */
-    bool stop;
-    bool running;
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int rc;
-    rs_error err;
-};
-
-/* How many files, from the first, are ready once file k is; 0 if stopped. */
-static size_t feed_wait(rs_tarball_feed *f, size_t k)
-{
-    size_t avail;
-
-    pthread_mutex_lock(&f->lock);
-    f->wake_at = k + FEED_RUN < f->n ? k + FEED_RUN : f->n;
-    while (f->done <= k && !f->stop)
-        pthread_cond_wait(&f->cond, &f->lock);
-    avail = f->stop ? 0 : f->done;
-    pthread_mutex_unlock(&f->lock);
-    return avail;
-}
-
-static void feed_run(rs_tarball_feed *f)
-{
-    size_t k = 0, avail;
-
-    /* Opened here, so loading libarchive overlaps with the caller's work. */
-    if (rs_tarball_open(&f->t, f->output, f->mtime, &f->err) < 0) {
-        f->rc = -1;
-        return;
-    }
-    while (k < f->n && (avail = feed_wait(f, k)) > 0)
-        for (; k < avail; k++) {
-            const char *path;
-            const void *data;
-            size_t len;
-
-            f->entry(f->ctx, k, &path, &data, &len);
-            if (rs_tarball_add_file(f->t, path, data, len, &f->err) < 0) {
-                f->rc = -1;
-                return;
-            }
-        }
-}
-
-static void *feed_main(void *arg)
-{
-    names_locale n = utf8_names_begin();
-
-    feed_run(arg);
-    utf8_names_end(n);
-    return NULL;
-}
-
-void rs_tarball_feed_ready(rs_tarball_feed *f, size_t k)
-{
-    pthread_mutex_lock(&f->lock);
-    f->ready[k] = true;
-    while (f->done < f->n && f->ready[f->done])
-        f->done++;
-    if (f->done >= f->wake_at)
-        pthread_cond_signal(&f->cond);
-    pthread_mutex_unlock(&f->lock);
-}
-
-static void feed_join(rs_tarball_feed *f, bool stop)
-{
-    if (!f->running)
-        return;
-    pthread_mutex_lock(&f->lock);
-    f->stop |= stop;
-    pthread_cond_signal(&f->cond);
-    pthread_mutex_unlock(&f->lock);
-    pthread_join(f->thread, NULL);
-    f->running = false;
-}
-
-void rs_tarball_feed_free(rs_tarball_feed *f)
-{
-    if (!f)
-        return;
-    feed_join(f, true);
-    rs_tarball_free(f->t);
-    pthread_cond_destroy(&f->cond);
-    pthread_mutex_destroy(&f->lock);
-    free(f->output);
-    free(f->ready);
-    free(f);
-}
-
-DEFINE_POINTER_CLEANUP(feed_freep, rs_tarball_feed, rs_tarball_feed_free)
-
-int rs_tarball_feed_start(rs_tarball_feed **out, const char *output, time_t mtime, size_t n, rs_tarball_entry entry,
-                          void *ctx, rs_error *err)
-{
-    _cleanup_(feed_freep) rs_tarball_feed *f = calloc(1, sizeof(*f));
-    int e;
-
-    if (!f)
-        return rs_fail(err, "out of memory");
-    pthread_mutex_init(&f->lock, NULL);
-    pthread_cond_init(&f->cond, NULL);
-    f->mtime = mtime;
-    f->entry = entry;
-    f->ctx = ctx;
-    f->n = n;
-    if (!(f->ready = calloc(n ? n : 1, sizeof(bool))) || !(f->output = strdup(output)))
-        return rs_fail(err, "out of memory");
-    if ((e = pthread_create(&f->thread, NULL, feed_main, f)) != 0)
-        return rs_fail(err, "cannot start a thread: %s", strerror(e));
-    f->running = true;
-    *out = TAKE_PTR(f);
-    return 0;
-}
-
-int rs_tarball_feed_finish(rs_tarball_feed *f, rs_error *err)
-{
-    feed_join(f, false);
-    if (f->rc < 0) {
-        *err = f->err;
-        return -1;
-    }
-    return rs_tarball_commit(f->t, err);
 }

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <locale.h>
 #include <time.h>
 
 #include "base/error.h"
@@ -46,5 +47,16 @@ void rs_tarball_feed_ready(rs_tarball_feed *f, size_t k);
 int rs_tarball_feed_finish(rs_tarball_feed *f, rs_error *err);
 /* Stops the writer if it still runs; removes the tarball unless committed. */
 void rs_tarball_feed_free(rs_tarball_feed *f);
+
+/* Names are UTF-8. libarchive converts them through the calling thread's
+ * locale, and in reprosign's C locale it refuses any name that is not
+ * ASCII; a thread writing entries uses C.UTF-8 instead, which leaves
+ * ASCII names exactly as they were. */
+typedef struct rs_names_locale {
+    locale_t utf8, previous;
+} rs_names_locale;
+
+rs_names_locale rs_tarball_utf8_names_begin(void);
+void rs_tarball_utf8_names_end(rs_names_locale n);
 
 #endif

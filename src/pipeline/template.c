@@ -83,22 +83,14 @@ static int take_json(void *ctx, const char *name, int fd, uint64_t size, rs_erro
     return rc == 0 ? RS_DEB_STOP : rc;   /* nothing after it is needed */
 }
 
-static int load_deb(rs_template *t, const char *path, const char *workdir, rs_error *err)
+/* usr/share/code-signing/PACKAGE/files.json, streamed from the package. */
+static int read_deb_files_json(rs_template *t, const char *path, rs_error *err)
 {
-    _cleanup_free_ char *json_path = NULL, *prefix = NULL, *dest = NULL;
-    rs_deb_control c;
+    _cleanup_free_ char *json_path = NULL;
     deb_json d = { 0 };
-    struct stat st;
     int rc;
 
-    if (rs_deb_read_control(path, &c, err) < 0)
-        return rs_error_prefix(err, "%s", path);
-    t->package = TAKE_PTR(c.package);
-    t->version = TAKE_PTR(c.version);
-    t->source = TAKE_PTR(c.source);
-    rs_deb_control_free(&c);
-    if (asprintf(&prefix, "usr/share/code-signing/%s", t->package) < 0 ||
-        asprintf(&json_path, "%s/files.json", prefix) < 0 || asprintf(&dest, "%s/source-template", workdir) < 0)
+    if (asprintf(&json_path, "usr/share/code-signing/%s/files.json", t->package) < 0)
         return rs_fail(err, "out of memory");
     d.want = json_path;
     rc = rs_deb_stream(path, want_json, take_json, &d, err);
@@ -107,20 +99,46 @@ static int load_deb(rs_template *t, const char *path, const char *workdir, rs_er
     if (rc == 0)
         rc = parse_files_json(t, &d.json, json_path, err);
     rs_bytes_free(&d.json);
-    if (rc < 0)
-        return rs_error_prefix(err, "%s", path);
-    if (mkdir(dest, 0755) < 0)
-        return rs_fail(err, "%s: %s", dest, strerror(errno));
-    free(prefix);
+    return rc < 0 ? rs_error_prefix(err, "%s", path) : 0;
+}
+
+/* usr/share/code-signing/PACKAGE/source-template/, extracted into
+ * WORKDIR/source-template; kept only when it holds anything. */
+static int extract_source_template(rs_template *t, const char *path, const char *workdir, rs_error *err)
+{
+    _cleanup_free_ char *prefix = NULL, *dest = NULL;
+    struct stat st;
+
     if (asprintf(&prefix, "usr/share/code-signing/%s/source-template", t->package) < 0) {
         prefix = NULL;   /* asprintf leaves it undefined: the cleanup would free it again */
         return rs_fail(err, "out of memory");
     }
+    if (asprintf(&dest, "%s/source-template", workdir) < 0) {
+        dest = NULL;
+        return rs_fail(err, "out of memory");
+    }
+    if (mkdir(dest, 0755) < 0)
+        return rs_fail(err, "%s: %s", dest, strerror(errno));
     if (rs_deb_extract_tree(path, prefix, dest, &source_template_limits, err) < 0)
         return rs_error_prefix(err, "%s", path);
     if (stat(dest, &st) == 0 && st.st_nlink > 2)   /* has subdirectories: not empty */
         t->source_dir = TAKE_PTR(dest);
     return 0;
+}
+
+static int load_deb(rs_template *t, const char *path, const char *workdir, rs_error *err)
+{
+    rs_deb_control c;
+
+    if (rs_deb_read_control(path, &c, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    t->package = TAKE_PTR(c.package);
+    t->version = TAKE_PTR(c.version);
+    t->source = TAKE_PTR(c.source);
+    rs_deb_control_free(&c);
+    if (read_deb_files_json(t, path, err) < 0)
+        return -1;
+    return extract_source_template(t, path, workdir, err);
 }
 
 static int load_json_file(rs_template *t, const char *path, rs_error *err)
@@ -234,31 +252,58 @@ static int read_source_changelog(rs_template *t, rs_error *err)
     return 0;
 }
 
-static bool is_deb(const char *path)
+static bool is_dir(const char *spec, const struct stat *st)
 {
-    char magic[8];
-    FILE *f = fopen(path, "rb");
-    bool yes = f && fread(magic, 1, 8, f) == 8 && !memcmp(magic, "!<arch>\n", 8);
-
-    if (f)
-        fclose(f);
-    return yes;
+    (void)spec;
+    return S_ISDIR(st->st_mode);
 }
+
+static bool is_deb(const char *spec, const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && rs_deb_has_magic(spec);
+}
+
+static bool is_anything(const char *spec, const struct stat *st)
+{
+    (void)spec, (void)st;
+    return true;
+}
+
+static int load_json(rs_template *t, const char *spec, const char *workdir, rs_error *err)
+{
+    (void)workdir;
+    return load_json_file(t, spec, err);
+}
+
+static int load_root(rs_template *t, const char *spec, const char *workdir, rs_error *err)
+{
+    (void)workdir;
+    return load_dir(t, spec, err);
+}
+
+/* The forms a template comes in, asked in turn: the first that claims
+ * the spec loads it. */
+static const struct template_form {
+    bool (*claims)(const char *spec, const struct stat *st);
+    int (*load)(rs_template *t, const char *spec, const char *workdir, rs_error *err);
+} forms[] = {
+    { is_dir, load_root },
+    { is_deb, load_deb },
+    { is_anything, load_json },   /* a bare files.json */
+};
 
 int rs_template_load(const char *spec, const char *workdir, rs_template *t, rs_error *err)
 {
+    const struct template_form *form = forms;
     struct stat st;
     int rc;
 
     memset(t, 0, sizeof(*t));
     if (stat(spec, &st) < 0)
         return rs_fail(err, "%s: %s", spec, strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        rc = load_dir(t, spec, err);
-    else if (is_deb(spec))
-        rc = load_deb(t, spec, workdir, err);
-    else
-        rc = load_json_file(t, spec, err);
+    while (!form->claims(spec, &st))
+        form++;
+    rc = form->load(t, spec, workdir, err);
     if (rc == 0)
         rc = read_source_changelog(t, err);
     if (rc < 0)

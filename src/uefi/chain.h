@@ -26,6 +26,8 @@ typedef struct chain_inputs {
     bool ignore_db;              /* MokIgnoreDB */
     bool insecure;               /* MokSBState */
     bool require_nx;             /* MokPolicy bit 0, MOK_POLICY_REQUIRE_NX */
+    bool from_machine;           /* read from a running machine's efivarfs, */
+    bool secure_boot, setup_mode; /* whose SecureBoot and SetupMode were 1 */
 } chain_inputs;
 
 void chain_inputs_free(chain_inputs *in);

@@ -9,9 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/child_env.h"
 #include "base/cleanup.h"
 #include "base/file.h"
+#include "crypto/cert_sign.h"
 #include "crypto/ossl.h"
+#include "crypto/pkcs11_keygen.h"
 #include "crypto/signer.h"
 #include "uefi/authvar.h"
 #include "uefi/efi.h"
@@ -43,7 +46,9 @@ static int add_ext(X509 *cert, int nid, const char *value)
     return ok ? 0 : -1;
 }
 
-static X509 *self_signed(EVP_PKEY *key, const char *cn, rs_error *err)
+/* The certificate's fields; it is signed afterwards by the key's signer,
+ * wherever the key lives. */
+static X509 *cert_fields(EVP_PKEY *key, const char *cn, rs_error *err)
 {
     _cleanup_(rs_x509p) X509 *cert = X509_new();
     uint8_t serial[16];
@@ -61,8 +66,7 @@ static X509 *self_signed(EVP_PKEY *key, const char *cn, rs_error *err)
                                     -1, 0) ||
         !X509_set_issuer_name(cert, X509_get_subject_name(cert)) ||
         add_ext(cert, NID_subject_key_identifier, "hash") < 0 || add_ext(cert, NID_basic_constraints, "critical,CA:TRUE") < 0 ||
-        add_ext(cert, NID_key_usage, "critical,digitalSignature,keyCertSign,cRLSign") < 0 ||
-        !X509_sign(cert, key, EVP_sha256())) {
+        add_ext(cert, NID_key_usage, "critical,digitalSignature,keyCertSign,cRLSign") < 0) {
         rs_fail_ssl(err, "cannot make the certificate for %s", cn);
         return NULL;
     }
@@ -70,10 +74,10 @@ static X509 *self_signed(EVP_PKEY *key, const char *cn, rs_error *err)
 }
 
 typedef struct made {
-    EVP_PKEY *key;
     X509 *cert;
     rs_bytes der;                /* cert, as NAME.cer and the lists hold it */
-    char key_path[4096], cert_path[4096];
+    rs_signer *signer;           /* the key, with cert */
+    rs_p11_new_key on_token;     /* with --token */
 } made;
 
 static int write_pem(const char *path, EVP_PKEY *key, X509 *cert, mode_t mode, rs_error *err)
@@ -99,29 +103,46 @@ static int write_der(const char *path, X509 *cert, rs_bytes *der, rs_error *err)
     return rs_write_file(path, der->data, der->len, 0644, err);
 }
 
-static int make_key(const uefi_keygen_options *o, const char *dir, const char *name, made *m, rs_error *err)
+/* A new key in a file (0600): its spec is the path. */
+static int file_key(const uefi_keygen_options *o, const char *dir, const char *name, EVP_PKEY **pub, char *spec,
+                    size_t cap, rs_error *err)
 {
-    char cn[256], path[4096];
+    if (!(*pub = EVP_RSA_gen((unsigned)o->bits)))
+        return rs_fail_ssl(err, "cannot generate an RSA-%d key", o->bits);
+    snprintf(spec, cap, "%s/%s.key", dir, name);
+    return write_pem(spec, *pub, NULL, 0600, err);
+}
+
+/* The key pair (in a file or on the token), its certificate signed by
+ * the key itself through the signer, NAME.crt and NAME.cer. */
+static int make_key(const uefi_keygen_options *o, rs_p11_keygen *token, const char *dir, const char *name, made *m,
+                    rs_error *err)
+{
+    _cleanup_(rs_pkeyp) EVP_PKEY *file_pub = NULL;
+    char cn[256], path[4096], key_path[4096];
+    EVP_PKEY *pub;
 
     snprintf(cn, sizeof(cn), "%s %s", o->common_name, name);
-    if (!(m->key = EVP_RSA_gen((unsigned)o->bits)))
-        return rs_fail_ssl(err, "cannot generate an RSA-%d key", o->bits);
-    if (!(m->cert = self_signed(m->key, cn, err)))
+    if ((token ? rs_p11_keygen_rsa(token, name, o->bits, &m->on_token, err)
+               : file_key(o, dir, name, &file_pub, key_path, sizeof(key_path), err)) < 0)
         return -1;
-    snprintf(m->key_path, sizeof(m->key_path), "%s/%s.key", dir, name);
-    snprintf(m->cert_path, sizeof(m->cert_path), "%s/%s.crt", dir, name);
+    pub = token ? m->on_token.public_key : file_pub;
+    if (!(m->cert = cert_fields(pub, cn, err)) ||
+        rs_signer_open_with_cert(token ? m->on_token.uri : key_path, m->cert, &m->signer, err) < 0 ||
+        rs_x509_sign_with(m->cert, m->signer, EVP_sha256(), err) < 0 ||
+        (token && rs_p11_keygen_store_cert(token, &m->on_token, m->cert, err) < 0))
+        return rs_error_prefix(err, "%s", name);
+    snprintf(path, sizeof(path), "%s/%s.crt", dir, name);
+    if (write_pem(path, NULL, m->cert, 0644, err) < 0)
+        return -1;
     snprintf(path, sizeof(path), "%s/%s.cer", dir, name);
-    if (write_pem(m->key_path, m->key, NULL, 0600, err) < 0 || write_pem(m->cert_path, NULL, m->cert, 0644, err) < 0 ||
-        write_der(path, m->cert, &m->der, err) < 0)
-        return -1;
-    return 0;
+    return write_der(path, m->cert, &m->der, err);
 }
 
 /* NAME.esl, and NAME.auth signed by signer. */
 static int make_update(const uefi_keygen_options *o, const char *dir, const char *name, const efi_guid *owner,
-                       const made *self, const made *signer_keys, rs_error *err)
+                       const made *self, rs_signer *signer, rs_error *err)
 {
-    _cleanup_(rs_signerp) rs_signer *signer = NULL;
     _cleanup_bytes_ rs_bytes esl = { 0 }, auth = { 0 };
     authvar_target t = { .name = name, .attributes = EFI_SECURE_VAR_ATTRS };
     char path[4096];
@@ -132,14 +153,13 @@ static int make_update(const uefi_keygen_options *o, const char *dir, const char
         rs_write_file(path, esl.data, esl.len, 0644, err) < 0)
         return -1;
     snprintf(path, sizeof(path), "%s/%s.auth", dir, name);
-    if (rs_signer_open(signer_keys->key_path, signer_keys->cert_path, &signer, err) < 0 ||
-        authvar_sign(&t, esl.data, esl.len, signer, &auth, err) < 0 ||
+    if (authvar_sign(&t, esl.data, esl.len, signer, &auth, err) < 0 ||
         rs_write_file(path, auth.data, auth.len, 0644, err) < 0)
         return -1;
     return 0;
 }
 
-static int make_all(const uefi_keygen_options *o, const char *dir, rs_error *err)
+static int make_all(const uefi_keygen_options *o, rs_p11_keygen *token, const char *dir, rs_error *err)
 {
     made m[NVARS] = { 0 };
     efi_guid owner;
@@ -156,19 +176,22 @@ static int make_all(const uefi_keygen_options *o, const char *dir, rs_error *err
     snprintf(path, sizeof(path), "%s/GUID", dir);
     rc = rs_write_file(path, line, strlen(line), 0644, err);
     for (int i = 0; rc == 0 && i < NVARS; i++)
-        rc = make_key(o, dir, vars[i].name, &m[i], err);
+        rc = make_key(o, token, dir, vars[i].name, &m[i], err);
     for (int i = 0; rc == 0 && i < NVARS; i++)
-        rc = make_update(o, dir, vars[i].name, &owner, &m[i], &m[vars[i].signer], err);
+        rc = make_update(o, dir, vars[i].name, &owner, &m[i], m[vars[i].signer].signer, err);
     for (int i = 0; i < NVARS; i++) {
-        EVP_PKEY_free(m[i].key);
+        if (m[i].signer)
+            rs_signer_free(m[i].signer);
         X509_free(m[i].cert);
         rs_bytes_free(&m[i].der);
+        rs_p11_new_key_free(&m[i].on_token);
     }
     return rc;
 }
 
 int uefi_keygen(const uefi_keygen_options *o, rs_error *err)
 {
+    _cleanup_(rs_p11_keygen_close) rs_p11_keygen token = { 0 };
     _cleanup_free_ char *tmp = NULL;
     struct stat st;
 
@@ -178,7 +201,11 @@ int uefi_keygen(const uefi_keygen_options *o, rs_error *err)
         return rs_fail(err, "%s: already exists; keys are never overwritten", o->dir);
     if (asprintf(&tmp, "%s.partial-XXXXXX", o->dir) < 0 || !mkdtemp(tmp))
         return rs_fail(err, "%s: cannot create a directory: %s", o->dir, strerror(errno));
-    if (make_all(o, tmp, err) < 0) {
+    /* The new keys are in this process's memory (file keys) or its
+     * session is logged in to the token. */
+    rs_protect_key_memory();
+    if ((o->token && rs_p11_keygen_open(o->token, &token, err) < 0) ||
+        make_all(o, o->token ? &token : NULL, tmp, err) < 0) {
         rs_remove_tree(tmp);
         return rs_error_prefix(err, "%s", o->dir);
     }
@@ -188,5 +215,7 @@ int uefi_keygen(const uefi_keygen_options *o, rs_error *err)
         rs_remove_tree(tmp);
         return rs_fail(err, "%s: %s", o->dir, strerror(e));
     }
+    /* Only now are the keys on the token kept (rs_p11_keygen_close). */
+    token.keep = true;
     return 0;
 }

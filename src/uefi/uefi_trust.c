@@ -4,6 +4,7 @@
 
 #include "base/file.h"
 #include "crypto/ossl.h"
+#include "uefi/efivarfs.h"
 #include "uefi/esl.h"
 
 #define MAX_ESL_FILE (16u * 1024 * 1024)
@@ -73,20 +74,34 @@ int uefi_trust_add_esl_file(rs_trust *t, const char *path, bool dbx, rs_error *e
     return 0;
 }
 
+static int add_store(rs_trust *t, const varstore *vs, const char *path, rs_error *err)
+{
+    const vs_var *db = varstore_find(vs, "db", &efi_guid_image_security);
+    const vs_var *dbx = varstore_find(vs, "dbx", &efi_guid_image_security);
+
+    if (!db)
+        return rs_fail(err, "%s: the variable store has no db", path);
+    if (uefi_trust_add_esl(t, varstore_data(vs, db), db->data_len, false, err) < 0)
+        return rs_error_prefix(err, "%s: db", path);
+    if (dbx && uefi_trust_add_esl(t, varstore_data(vs, dbx), dbx->data_len, true, err) < 0)
+        return rs_error_prefix(err, "%s: dbx", path);
+    return 0;
+}
+
 int uefi_trust_add_varstore(rs_trust *t, const char *path, rs_error *err)
 {
     _cleanup_varstore_ varstore vs = { 0 };
-    const vs_var *db, *dbx;
 
     if (varstore_load(path, &vs, err) < 0)
         return -1;
-    db = varstore_find(&vs, "db", &efi_guid_image_security);
-    dbx = varstore_find(&vs, "dbx", &efi_guid_image_security);
-    if (!db)
-        return rs_fail(err, "%s: the variable store has no db", path);
-    if (uefi_trust_add_esl(t, varstore_data(&vs, db), db->data_len, false, err) < 0)
-        return rs_error_prefix(err, "%s: db", path);
-    if (dbx && uefi_trust_add_esl(t, varstore_data(&vs, dbx), dbx->data_len, true, err) < 0)
-        return rs_error_prefix(err, "%s: dbx", path);
-    return 0;
+    return add_store(t, &vs, path, err);
+}
+
+int uefi_trust_add_efivarfs(rs_trust *t, const char *dir, rs_error *err)
+{
+    _cleanup_varstore_ varstore vs = { 0 };
+
+    if (efivarfs_load(dir, &vs, err) < 0)
+        return -1;
+    return add_store(t, &vs, dir, err);
 }

@@ -241,6 +241,8 @@ int varstore_set(varstore *vs, const char *name, const efi_guid *guid, uint32_t 
     uint64_t name_size = 2 * (strlen(name) + 1), pos = vs->free_off, end;
     uint8_t *p;
 
+    if (vs->runtime)
+        return rs_fail(err, "a running machine's variables (efivarfs) are read-only here");
     if (len > UINT32_MAX || name_size > 512)
         return rs_fail(err, "variable %s is too large", name);
     end = pos + VAR_HEADER + name_size + len;

@@ -38,6 +38,9 @@ typedef struct varstore {
     uint64_t free_off;       /* first byte after the last variable */
     vs_var *vars;
     size_t n;
+    /* Read from a running system (efivarfs.h): shim's variables are there
+     * only as their runtime mirrors, and nothing may be written back. */
+    bool runtime;
 } varstore;
 
 /* Takes a copy of buf and validates every header and variable. */

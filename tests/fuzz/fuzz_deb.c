@@ -143,7 +143,7 @@ static int check_copied(const char *path, const struct stat *st, int type, struc
  * end on a regular file the index lists, and one refused must say why. */
 static void resolve_all(const rs_deb_index *idx)
 {
-    rs_pkgtree tree = { .origin = strdup(in_path), .root_fd = -1, .is_deb = true };
+    rs_pkgtree tree = { .origin = strdup(in_path), .ops = &rs_pkgsource_deb };
 
     if (!tree.origin)
         fuzz_die("strdup", NULL);
@@ -157,7 +157,7 @@ static void resolve_all(const rs_deb_index *idx)
                 fuzz_bug("a path was refused without a message", idx->entries[i].name);
             continue;
         }
-        e = rs_deb_index_find(&tree.index, resolved);
+        e = rs_deb_index_find(idx, resolved);
         if (!e || e->type != RS_NODE_FILE)
             fuzz_bug("a path resolved to something the index does not list as a file", resolved);
     }

@@ -18,6 +18,8 @@
 #                              merges the halves), 'efi sign-var' updates
 #   OUTDIR/fuzz_varstore/      miniature OVMF_VARS*.fd stores, stores 'efi
 #                              enroll' and 'efi apply' make, a few damaged
+#   OUTDIR/fuzz_efivarfs/      efivarfs files (NAME-GUID, NUL, attributes
+#                              word and data): OVMF's PK/KEK/db/dbx, flags
 #   OUTDIR/fuzz_module/        gcc -c objects (64-, 32-bit, big-endian),
 #                              signed and not, compressed; small real modules
 #                              as Debian signed them, stripped, re-signed;
@@ -864,6 +866,26 @@ if sys.argv[3] and os.path.exists(sys.argv[4]):
     seed("module-bare", b"\0" + frame(json.dumps(r, separators=(",", ":")).encode()))
 PY
 
+
+# efivarfs files: the name, a NUL, the attributes word and the data, as
+# Linux shows OVMF's Microsoft store; small flags; a cut-short one.
+efv=$out/fuzz_efivarfs
+mkdir -p "$efv"
+efivar_seed() {  # efivar_seed SEED NAME-GUID ATTR-BYTE DATA-FILE
+    { printf '%s\0' "$2"; printf "\\x$3\\x00\\x00\\x00"; cat "$4"; } >"$efv/$1"
+}
+printf '\001' >"$tmp/one"
+efivar_seed secureboot SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c 06 "$tmp/one"
+efivar_seed mokdbstate MokIgnoreDB-605dab50-e046-4300-abb6-3dd810dd8b23 06 "$tmp/one"
+head -c 3 "$tmp/one" | { printf 'db-d719b2cb-3d3a-4596-a3bc-dad00e67656f\0\x27'; cat; } >"$efv/short"
+if $have_cli && [[ -r $ovmf/OVMF_VARS_4M.ms.fd ]]; then
+    for v in PK:8be4df61-93ca-11d2-aa0d-00e098032b8c KEK:8be4df61-93ca-11d2-aa0d-00e098032b8c \
+        db:d719b2cb-3d3a-4596-a3bc-dad00e67656f dbx:d719b2cb-3d3a-4596-a3bc-dad00e67656f; do
+        "$reprosign" efi db --vars "$ovmf/OVMF_VARS_4M.ms.fd" --name "${v%%:*}" --output "$tmp/${v%%:*}.esl"
+        efivar_seed "ms-${v%%:*}" "${v%%:*}-${v#*:}" 27 "$tmp/${v%%:*}.esl"
+    done
+    efivar_seed mok MokListRT-605dab50-e046-4300-abb6-3dd810dd8b23 06 "$tmp/db.esl"
+fi
 
 # gpgv's status lines (good, expired key, bad) and a Release's header.
 mkdir -p "$out/fuzz_archive_meta"

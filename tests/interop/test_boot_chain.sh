@@ -48,8 +48,10 @@ mkdir -p "$WORK/mod-mok" "$WORK/mod-none" "$WORK/mod-other"
 "$REPROSIGN" strip "$MODS/lib/crc8.ko" --output "$WORK/mod-none/crc8.ko"
 "$REPROSIGN" strip "$MODS/lib/ts_kmp.ko" --output "$WORK/ts_kmp.unsigned"
 "$REPROSIGN" sign --key "$WORK/other.key" --cert "$WORK/other.crt" "$WORK/ts_kmp.unsigned" --output "$WORK/mod-other/ts_kmp.ko"
+# efivarfs.ko (Debian-signed) lets the initramfs print the variables it
+# sees, for case 6.
 python3 "$TESTS_DIR/tools/mkinitramfs.py" "$WORK/initrd-mods.gz" "$BUSYBOX" \
-    "$WORK/mod-none/crc8.ko" "$WORK/mod-other/ts_kmp.ko" "$WORK/mod-mok/crc7.ko"
+    "$WORK/mod-none/crc8.ko" "$WORK/mod-other/ts_kmp.ko" "$WORK/mod-mok/crc7.ko" "$MODS/fs/efivarfs/efivarfs.ko"
 chain_esp mok "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd-mods.gz"
 # 5. One refusal: a kernel with one byte changed after signing.
 cp "$KERNEL" "$WORK/vmlinuz.changed"
@@ -77,4 +79,31 @@ module_agrees "$WORK/mod-other" ts_kmp.ko refused "4. under lockdown, a module s
 check "4. the kernel is locked down" grep -a -q 'lockdown: none \[integrity\]' "$WORK/boot-mok/serial.log"
 check "4. the MOK certificate is in .machine, from MokListRT" bash -c "
     grep -a -q 'MokListRT' '$WORK/boot-mok/serial.log' && grep -a -q 'asymmetri reprosign test mok' '$WORK/boot-mok/serial.log'"
+
+# 6. The variables the booted kernel showed in efivarfs (copied out over
+# the serial console) are the store it booted with: efi list --efivars
+# decodes the same PK, KEK, db and dbx as efi list --vars, MokListRT holds
+# the MOK certificate and shim's vendor certificate, and chain --efivars
+# gives the same verdicts as chain --vars.
+EFIVARS=$WORK/efivars
+python3 "$TESTS_DIR/tools/serial-efivars.py" "$WORK/boot-mok/serial.log" "$EFIVARS" >/dev/null
+for v in PK KEK db dbx; do
+    check "6. efivarfs $v as the booted kernel showed it lists as the store's $v" bash -c "
+        cmp <('$REPROSIGN' efi list --efivars '$EFIVARS' --name $v | grep '^    list ') \
+            <('$REPROSIGN' efi list --vars '$WORK/vars-mok.fd' --name $v | grep '^    list ') &&
+        [ -n \"\$('$REPROSIGN' efi list --efivars '$EFIVARS' --name $v | grep '^    list ')\" ]"
+done
+check "6. efivarfs MokListRT holds the MOK certificate and shim's vendor certificate" bash -c "
+    '$REPROSIGN' efi list --efivars '$EFIVARS' --name MokListRT >'$WORK/mokrt.txt' &&
+    grep -q 'CN=reprosign test mok' '$WORK/mokrt.txt' && grep -q 'CN=Debian Secure Boot CA' '$WORK/mokrt.txt'"
+check "6. efivarfs shows Secure Boot on, out of setup mode" bash -c "
+    '$REPROSIGN' efi list --efivars '$EFIVARS' | grep -q '^SecureBoot 8be4df61-93ca-11d2-aa0d-00e098032b8c BS,RT 1 bytes: 1\$' &&
+    '$REPROSIGN' efi list --efivars '$EFIVARS' | grep -q '^SetupMode 8be4df61-93ca-11d2-aa0d-00e098032b8c BS,RT 1 bytes: 0\$'"
+check "6. chain --efivars on the booted machine's variables judges as chain --vars" bash -c "
+    '$REPROSIGN' chain --efivars '$EFIVARS' '$SHIM' '$WORK/grub.mok' '$WORK/vmlinuz.mok' >'$WORK/chain-efivars.out' &&
+    grep -q '^variables: $EFIVARS (a running machine: SecureBoot on, SetupMode off)' '$WORK/chain-efivars.out' &&
+    cmp <(grep '^stage' '$WORK/chain-efivars.out' | cut -d: -f1-2) \
+        <('$REPROSIGN' chain ${MOKCHAIN[*]} | grep '^stage' | cut -d: -f1-2)"
+check "6. chain --efivars refuses the changed kernel as chain --vars does" bash -c "
+    ! '$REPROSIGN' chain --efivars '$EFIVARS' '$SHIM' '$GRUB' '$WORK/vmlinuz.changed' >/dev/null 2>&1"
 finish

@@ -89,6 +89,22 @@ doc efi-list vars 0 "$REPROSIGN" efi list --vars "$MSVARS" --json
 doc efi-list vars-all 0 "$REPROSIGN" efi list --vars "$MSVARS" --all --json
 doc efi-list esl-cert 0 "$REPROSIGN" efi list "$WORK/db.esl" --json
 doc efi-list esl-hash 0 "$REPROSIGN" efi list "$WORK/fbx-hash.esl" --json
+# A running machine's variables (efivarfs: NAME-GUID, the attributes word, then the data), from OVMF's Microsoft store.
+GLOBAL=8be4df61-93ca-11d2-aa0d-00e098032b8c SECURITY=d719b2cb-3d3a-4596-a3bc-dad00e67656f
+mkdir -p "$WORK/efivars"
+for v in PK-$GLOBAL KEK-$GLOBAL db-$SECURITY dbx-$SECURITY; do
+    "$REPROSIGN" efi db --vars "$MSVARS" --name "${v%%-*}" --output "$WORK/$v.esl"
+    { printf '\x27\x00\x00\x00'; cat "$WORK/$v.esl"; } >"$WORK/efivars/$v"
+done
+printf '\x06\x00\x00\x00\x01' >"$WORK/efivars/SecureBoot-$GLOBAL"
+printf '\x06\x00\x00\x00\x00' >"$WORK/efivars/SetupMode-$GLOBAL"
+doc efi-list efivars 0 "$REPROSIGN" efi list --efivars "$WORK/efivars" --json
+doc chain efivars 0 "$REPROSIGN" chain --efivars "$WORK/efivars" "$SHIM" "$GRUB" "$KERNEL" --json
+doc verify efivars 0 "$REPROSIGN" verify "$SHIM" --efivars "$WORK/efivars" --json
+check "efivarfs: one-byte values, no timestamps, the machine's Secure Boot state" bash -c "
+    jq -e '[.variables[] | select(.name == \"SecureBoot\") | .value] == [1] and all(.variables[]; has(\"timestamp\") | not)' \
+        '$DOCS/efi-list.efivars.json' &&
+    jq -e '.machine.secure_boot and (.machine.setup_mode | not)' '$DOCS/chain.efivars.json'"
 "$REPROSIGN" efi sign-var --name db --key "$WORK/db.key" --cert "$WORK/db.crt" --timestamp "2024-01-02 03:04:05" \
     "$WORK/db.esl" --output "$WORK/db.auth"
 doc efi-list auth 0 "$REPROSIGN" efi list "$WORK/db.auth" --json

@@ -43,13 +43,17 @@ check "sign page: SOURCE_DATE_EPOCH, REPROSIGN_PKCS11_PIN and KBUILD_SIGN_PIN" b
     grep -q REPROSIGN_PKCS11_PIN '$WORK/reprosign-sign.1' && grep -q KBUILD_SIGN_PIN '$WORK/reprosign-sign.1'"
 check "no page names the test-only REPROSIGN_REQUIRE_ALL" bash -c "! grep -l REPROSIGN_REQUIRE_ALL '$WORK'/*.[15]"
 check "sign --help shows the default hash" bash -c "'$REPROSIGN' sign --help | grep -A3 -- '--hash' | grep -q '(default: sha256)'"
+check "sign-template and attach-tree: -q, --quiet in --help and in the page" bash -c "
+    for c in sign-template attach-tree; do '$REPROSIGN' \$c --help | grep -q -- '^  -q, --quiet\$' &&
+        man_text() { LC_ALL=C.UTF-8 MANWIDTH=200 man -l \"\$1\" 2>/dev/null | col -bx; } &&
+        man_text '$WORK/reprosign-'\$c.1 | grep -q -- '^ *-q, --quiet' || exit 1; done"
 check "attach-tree --help shows --jobs' default" bash -c "'$REPROSIGN' attach-tree --help | grep -A2 -- '--jobs N' | grep -q 'default: one per core'"
 
 # Every long option of every command (and efi subcommand) in its page and
 # in its --help; the tables are what getopt accepts.
 man_text() { LC_ALL=C.UTF-8 MANWIDTH=200 man -l "$1" 2>/dev/null | col -bx; }
 options_of() {  # the long options --help lists, from the "options:" section
-    "$REPROSIGN" "$@" --help | sed -n '/^options:/,/^$/p' | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p'
+    "$REPROSIGN" "$@" --help | sed -n '/^options:/,/^$/p' | sed -n 's/^  \(-[a-z], \)\{0,1\}\(--[a-z0-9-]*\).*/\2/p'
 }
 commands=$("$REPROSIGN" --help | sed -n '/^commands:/,/^$/p' | awk 'NF > 1 {print $1}')
 efi_subs=$("$REPROSIGN" efi --help | awk '/^example:/ {exit} /^  [a-z-]+ / {print $1}')
@@ -62,21 +66,21 @@ for c in $commands; do
     [ "$c" = efi ] && continue
     check "$c lists options in --help" test -n "$(options_of "$c")"
     for o in $(options_of "$c"); do
-        grep -q -- "^ *$o\b" "$WORK/$c.txt" || fail "$c: $o is not in reprosign-$c(1)'s OPTIONS"
+        grep -Eq -- "^ *(-[a-z], )?$o\b" "$WORK/$c.txt" || fail "$c: $o is not in reprosign-$c(1)'s OPTIONS"
     done
 done
 for s in $efi_subs; do
     check "efi $s: --help and 'help efi $s' print the same" bash -c "cmp -s <('$REPROSIGN' efi $s --help) <('$REPROSIGN' help efi $s)"
     check "efi $s lists options in --help" test -n "$(options_of efi "$s")"
     for o in $(options_of efi "$s"); do
-        grep -q -- "^ *$o\b" "$WORK/efi.txt" || fail "efi $s: $o is not in reprosign-efi(1)"
+        grep -Eq -- "^ *(-[a-z], )?$o\b" "$WORK/efi.txt" || fail "efi $s: $o is not in reprosign-efi(1)"
     done
 done
 # ... and getopt's own tables: every option the binary accepts is in --help.
 for c in sign sign-template verify chain service log token; do
     help=$("$REPROSIGN" "$c" --help)
     for o in $(grep -o '{ "[a-z0-9-]*", [a-z_]*_argument' "$TESTS_DIR/../src/cli/cmd_${c//-/_}.c" | sed 's/{ "\([^"]*\)".*/--\1/' | grep -v -- --help); do
-        grep -q -- "^  $o\b" <<<"$help" || fail "$c: $o is accepted but not in --help"
+        grep -Eq -- "^  (-[a-z], )?$o\b" <<<"$help" || fail "$c: $o is accepted but not in --help"
     done
 done
 
@@ -108,6 +112,7 @@ expect "reprosign service run --o" "--once"
 expect "reprosign chain --sbat-policy ''" "automatic latest"
 expect "reprosign attach-tree --q" "--quiet"
 expect "reprosign log consistency --j" "--json"
+expect "reprosign sign-template -q" "-q"
 expect "reprosign help sign-" "sign-blob sign-template"
 expect "reprosign sig" "sign sign-blob sign-template"
 mkdir -p "$WORK/tree/subdir" && touch "$WORK/tree/file.efi"
@@ -169,6 +174,7 @@ zexpect "reprosign sign --hash sha" "sha256 sha384 sha512"
 zexpect "reprosign efi ke" "keygen"
 zexpect "reprosign efi sign-var --name " "KEK PK db dbx"
 zexpect "reprosign chain --sbat-p" "--sbat-policy"
+check "zsh: sign-template's -q is offered beside --quiet" grep -q "^ *'\*-q\[Print neither progress" "$WORK/_reprosign"
 if [ -x "$WORK/bin/reprosign" ]; then
     check "zsh: --key pkcs11: offers the token's URI" bash -c "
         PATH='$WORK/bin':\$PATH timeout 30 zsh -f '$TESTS_DIR/tools/zsh-complete.zsh' '$WORK' 'reprosign sign --key pkcs11:' |

@@ -6,8 +6,10 @@ the serial console, and any kernel modules to try under lockdown.
 
 /init prints "REPROSIGN-KERNEL-UP" with the lockdown mode, tries insmod on
 each module (one "REPROSIGN-MODULE name: loaded|refused: error" line),
-shows /proc/keys and the kernel's key and lockdown messages, prints
-"REPROSIGN-DONE" and powers off. The archive is cpio "newc", gzip'd."""
+shows /proc/keys and the kernel's key and lockdown messages; when efivarfs
+mounts (efivarfs.ko among the modules), prints the Secure Boot variables
+as "REPROSIGN-EFIVAR NAME-GUID BASE64" lines (tests/tools/serial-efivars.py
+turns them back into files); prints "REPROSIGN-DONE" and powers off. The archive is cpio "newc", gzip'd."""
 import gzip
 import os
 import sys
@@ -32,6 +34,16 @@ echo "--- /proc/keys"
 cat /proc/keys 2>&1
 echo "--- kernel messages"
 dmesg | grep -i -e 'x\.509' -e 'lockdown' -e 'module verification' -e 'secure boot' -e 'Loaded' -e 'blacklist'
+if mount -t efivarfs efivarfs /sys/firmware/efi/efivars 2>/dev/null; then
+    for f in /sys/firmware/efi/efivars/*; do
+        n=${f##*/}
+        case "${n%-*-*-*-*-*}" in
+        PK|KEK|db|dbx|MokListRT*|MokListXRT|SbatLevelRT|SecureBoot|SetupMode|MokIgnoreDB|MokSBStateRT|MokPolicyRT) ;;
+        *) continue ;;
+        esac
+        base64 "$f" | sed "s/^/REPROSIGN-EFIVAR $n /"
+    done
+fi
 echo "REPROSIGN-DONE"
 poweroff -f
 """

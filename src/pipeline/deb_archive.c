@@ -1,0 +1,160 @@
+#include "pipeline/deb_archive.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+
+#define BLOCK (64 * 1024)
+
+void rs_deb_archive_freep(struct archive **a)
+{
+    if (*a)
+        sym_archive_read_free(*a);
+}
+
+void rs_deb_normalise(char *name)
+{
+    size_t n;
+
+    while (name[0] == '.' && name[1] == '/')
+        memmove(name, name + 2, strlen(name + 2) + 1);
+    while (name[0] == '/')
+        memmove(name, name + 1, strlen(name + 1) + 1);
+    n = strlen(name);
+    while (n && name[n - 1] == '/')
+        name[--n] = '\0';
+}
+
+int rs_deb_archive_fail(rs_error *err, struct archive *a, const char *what)
+{
+    const char *why = sym_archive_error_string(a);
+
+    return rs_fail(err, "%s: %s", what, why ? why : "archive error");
+}
+
+struct archive *rs_deb_open_ar(const char *path, rs_error *err)
+{
+    struct archive *a;
+
+    if (rs_archive_load(err) < 0)
+        return NULL;
+    a = sym_archive_read_new();
+    if (!a)
+        return rs_fail(err, "out of memory"), NULL;
+    sym_archive_read_support_format_ar(a);
+    if (sym_archive_read_open_filename(a, path, BLOCK) != ARCHIVE_OK) {
+        rs_deb_archive_fail(err, a, "not a Debian package");
+        sym_archive_read_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* The nested tarball reads straight from the ar member's data. */
+static la_ssize_t member_read(struct archive *inner, void *outer, const void **buf)
+{
+    size_t size = 0;
+    la_int64_t offset;
+    int rc = sym_archive_read_data_block(outer, buf, &size, &offset);
+
+    (void)inner;
+    if (rc == ARCHIVE_EOF)
+        return 0;
+    return rc == ARCHIVE_OK ? (la_ssize_t)size : -1;
+}
+
+struct archive *rs_deb_open_member_tar(struct archive *outer, const char *prefix, rs_error *err)
+{
+    struct archive_entry *e;
+    struct archive *inner;
+    int rc;
+
+    while ((rc = sym_archive_read_next_header(outer, &e)) == ARCHIVE_OK) {
+        const char *name = sym_archive_entry_pathname(e);
+
+        if (name && !strncmp(name, prefix, strlen(prefix)))
+            break;
+    }
+    if (rc != ARCHIVE_OK)
+        return rc == ARCHIVE_EOF ? (rs_fail(err, "no %s member: not a Debian package", prefix), NULL)
+                                 : (rs_deb_archive_fail(err, outer, "not a Debian package"), NULL);
+    inner = sym_archive_read_new();
+    if (!inner)
+        return rs_fail(err, "out of memory"), NULL;
+    /* dpkg's compressors only: "all" includes filters that run an
+     * external program (lzop, lrzip, grzip) on the package's bytes. */
+    sym_archive_read_support_filter_gzip(inner);
+    sym_archive_read_support_filter_xz(inner);
+    sym_archive_read_support_filter_zstd(inner);
+    sym_archive_read_support_filter_bzip2(inner);
+    sym_archive_read_support_filter_lzma(inner);
+    sym_archive_read_support_format_tar(inner);
+    if (sym_archive_read_open(inner, outer, NULL, member_read, NULL) != ARCHIVE_OK) {
+        rs_deb_archive_fail(err, inner, prefix);
+        sym_archive_read_free(inner);
+        return NULL;
+    }
+    return inner;
+}
+
+int rs_deb_walk_data(const char *path, rs_deb_entry_fn fn, void *ctx, rs_error *err)
+{
+    _cleanup_archive_ struct archive *ar = rs_deb_open_ar(path, err);
+    _cleanup_archive_ struct archive *data = NULL;
+    struct archive_entry *e;
+    int rc;
+
+    if (!ar || !(data = rs_deb_open_member_tar(ar, "data.tar", err)))
+        return -1;
+    while ((rc = sym_archive_read_next_header(data, &e)) == ARCHIVE_OK) {
+        _cleanup_free_ char *name = strdup(sym_archive_entry_pathname(e) ? sym_archive_entry_pathname(e) : "");
+
+        if (!name)
+            return rs_fail(err, "out of memory");
+        rs_deb_normalise(name);
+        if ((rc = fn(ctx, data, e, name, err)) != 0)
+            return rc < 0 ? -1 : RS_DEB_STOP;
+    }
+    if (rc != ARCHIVE_EOF)
+        return rs_deb_archive_fail(err, data, "corrupt data.tar");
+    return 0;
+}
+
+rs_node_type rs_deb_entry_type(struct archive_entry *e)
+{
+    if (sym_archive_entry_hardlink(e))
+        return RS_NODE_HARDLINK;
+    switch (sym_archive_entry_filetype(e)) {
+    case AE_IFREG:
+        return RS_NODE_FILE;
+    case AE_IFDIR:
+        return RS_NODE_DIR;
+    case AE_IFLNK:
+        return RS_NODE_SYMLINK;
+    default:
+        return RS_NODE_OTHER;
+    }
+}
+
+int rs_deb_copy_data(struct archive *a, int fd, uint64_t limit, uint64_t *size, rs_error *err)
+{
+    const void *buf;
+    size_t len;
+    la_int64_t off;
+    int rc;
+
+    *size = 0;
+    while ((rc = sym_archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
+        if (off < 0 || (uint64_t)off + len > limit)
+            return rs_fail(err, "too large (over %llu bytes)", (unsigned long long)limit);
+        if (pwrite(fd, buf, len, off) != (ssize_t)len)
+            return rs_fail(err, "cannot buffer file: %s", strerror(errno));
+        if ((uint64_t)off + len > *size)
+            *size = (uint64_t)off + len;
+    }
+    if (rc != ARCHIVE_EOF)
+        return rs_deb_archive_fail(err, a, "corrupt data.tar");
+    return 0;
+}

@@ -1,0 +1,219 @@
+/* Phase A of sign-template: every listed file is read from its package
+ * source, its type checked against files.json, its embedded certificates
+ * against trusted_certs, and its digest taken. Nothing is signed before
+ * every item has passed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "pipeline/embedded_trust_check.h"
+#include "pipeline/sign_job.h"
+
+/* One package's items, sorted by the name they are read under (as
+ * listed before resolving, as resolved after), and those names once each. */
+typedef struct tree_pass {
+    rs_sign_job *j;
+    const rs_pkgtree *tree;
+    const char *(*key)(const rs_sign_item *it);
+    rs_sign_item **items;
+    size_t n;
+    const char **names;
+    size_t n_names;
+} tree_pass;
+
+static const char *listed_path(const rs_sign_item *it)
+{
+    return it->file->path;
+}
+
+static const char *resolved_name(const rs_sign_item *it)
+{
+    return it->resolved;
+}
+
+static void tree_pass_free(tree_pass *p)
+{
+    free(p->items);
+    free(p->names);
+}
+
+static int cmp_items(const void *a, const void *b, void *key)
+{
+    const char *(*name_of)(const rs_sign_item *it) = *(const char *(**)(const rs_sign_item *))key;
+
+    return strcmp(name_of(*(rs_sign_item *const *)a), name_of(*(rs_sign_item *const *)b));
+}
+
+/* The items of tree that are still without a digest. */
+static int tree_pass_init(tree_pass *p, rs_sign_job *j, const rs_pkgtree *tree,
+                          const char *(*key)(const rs_sign_item *it), rs_error *err)
+{
+    *p = (tree_pass){ .j = j, .tree = tree, .key = key };
+    if (!(p->items = calloc(j->n_items ? j->n_items : 1, sizeof(*p->items))) ||
+        !(p->names = calloc(j->n_items ? j->n_items : 1, sizeof(*p->names))))
+        return rs_fail(err, "out of memory");
+    for (size_t i = 0; i < j->n_items; i++)
+        if (j->items[i].tree == tree && !j->items[i].format)
+            p->items[p->n++] = &j->items[i];
+    qsort_r(p->items, p->n, sizeof(*p->items), cmp_items, &p->key);
+    for (size_t i = 0; i < p->n; i++)
+        if (i == 0 || strcmp(key(p->items[i - 1]), key(p->items[i])) != 0)
+            p->names[p->n_names++] = key(p->items[i]);
+    return 0;
+}
+
+/* The first of the items read under name; the others follow it. */
+static size_t first_named(const tree_pass *p, const char *name)
+{
+    size_t lo = 0, hi = p->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (strcmp(p->key(p->items[mid]), name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int interrupted(rs_error *err)
+{
+    return rs_cancelled() ? rs_fail(err, "interrupted") : 0;
+}
+
+/* ---- before resolving: a .deb's files digested on the walk that lists it ---- */
+
+/* Before any path is resolved, a .deb's data.tar is walked once to list
+ * its entries, and every regular file named exactly as a files.json path
+ * is digested on that same walk. Once paths are resolved, an item keeps
+ * that digest only if its path resolved to itself (no symlink on the
+ * way); any other item, or one whose early digest failed, is read again
+ * after resolving, which also reports any error. */
+static int take_as_named(void *ctx, const char *name, const char *label, int fd, rs_error *err)
+{
+    tree_pass *p = ctx;
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+    rs_error ignored;
+
+    if (rs_image_open_fd(&img, fd, label, &ignored) < 0)
+        return 0;
+    for (size_t i = first_named(p, name); i < p->n && !strcmp(p->items[i]->file->path, name); i++) {
+        rs_sign_item *it = p->items[i];
+
+        if (strcmp(img.format->sig_type, rs_sig_type_name(it->file->type)) ||
+            img.format->digest(&img, p->j->o->sign.md, &it->digest, &ignored) < 0)
+            continue;
+        if (rs_check_embedded_trust(&img, it->pkg, it->file->path, p->j->allowed, p->j->n_allowed, err) < 0)
+            return -1;
+        it->format = img.format;
+        it->size = img.in.size;
+        rs_progress_hashed(p->j->o->progress, it->size);
+    }
+    return interrupted(err);
+}
+
+static int digest_tree_as_named(void *ctx, size_t t, rs_error *err)
+{
+    rs_sign_job *j = ctx;
+    rs_pkgtree *tree = &j->inputs.trees[t];
+    tree_pass p;
+    int rc;
+
+    if (!tree->ops->read_as_named)
+        return 0;
+    if ((rc = tree_pass_init(&p, j, tree, listed_path, err)) == 0 && p.n_names) {
+        rs_pkg_wanted w = { p.names, p.n_names, take_as_named, &p };
+
+        rc = tree->ops->read_as_named(tree, &w, err);
+    }
+    tree_pass_free(&p);
+    return rc;
+}
+
+/* The packages are decompressed side by side (a kernel template's three
+ * are each decoded only up to their image), one per core at most: each
+ * decoder holds its dictionary, so more would cost memory, not time. */
+int rs_sign_digest_as_named(rs_sign_job *j, rs_error *err)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned jobs = cores > 0 ? (unsigned)cores : 1;
+
+    if (j->o->jobs && j->o->jobs < jobs)
+        jobs = j->o->jobs;
+    return rs_batch_run(j->inputs.count, jobs, digest_tree_as_named, j, err);
+}
+
+/* ---- after resolving: every file not yet digested ---- */
+
+static int digest_image(rs_sign_job *j, rs_sign_item *it, rs_image *img, rs_error *err)
+{
+    if (strcmp(img->format->sig_type, rs_sig_type_name(it->file->type)) != 0)
+        return rs_fail(err, "package %s: %s: declared %s, but the file is a %s file", it->pkg->name, it->file->path,
+                       rs_sig_type_name(it->file->type), img->format->name);
+    if (rs_check_embedded_trust(img, it->pkg, it->file->path, j->allowed, j->n_allowed, err) < 0)
+        return -1;
+    if (img->format->digest(img, j->o->sign.md, &it->digest, err) < 0)
+        return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
+    it->format = img->format;
+    it->size = img->in.size;
+    rs_progress_hashed(j->o->progress, it->size);
+    return 0;
+}
+
+/* Every item naming this file (two paths may resolve to one). Calls for
+ * different names may run at once: each touches only its own items. */
+static int take_resolved(void *ctx, const char *name, const char *label, int fd, rs_error *err)
+{
+    tree_pass *p = ctx;
+    _cleanup_image_ rs_image img = { .in.fd = -1 };
+
+    if (rs_image_open_fd(&img, fd, label, err) < 0)
+        return rs_error_prefix(err, "package %s", p->tree->name);
+    for (size_t i = first_named(p, name); i < p->n && !strcmp(p->items[i]->resolved, name); i++)
+        if (digest_image(p->j, p->items[i], &img, err) < 0)
+            return -1;
+    return interrupted(err);
+}
+
+static int digest_tree_resolved(rs_sign_job *j, rs_pkgtree *tree, rs_error *err)
+{
+    tree_pass p;
+    int rc;
+
+    if ((rc = tree_pass_init(&p, j, tree, resolved_name, err)) == 0 && p.n_names) {
+        rs_pkg_wanted w = { p.names, p.n_names, take_resolved, &p };
+
+        rc = tree->ops->read_resolved(tree, &w, j->o->jobs, err);
+    }
+    tree_pass_free(&p);
+    return rc;
+}
+
+/* Keeps an early digest only where the path resolved to the file that
+ * was digested. */
+static void keep_early_digests(rs_sign_job *j)
+{
+    for (size_t i = 0; i < j->n_items; i++) {
+        rs_sign_item *it = &j->items[i];
+
+        if (it->format && strcmp(it->resolved, it->file->path) != 0)
+            it->format = NULL;
+    }
+}
+
+int rs_sign_digest_all(rs_sign_job *j, rs_error *err)
+{
+    keep_early_digests(j);
+    for (size_t t = 0; t < j->inputs.count; t++)
+        if (digest_tree_resolved(j, &j->inputs.trees[t], err) < 0)
+            return -1;
+    for (size_t i = 0; i < j->n_items; i++)
+        if (!j->items[i].format)
+            return rs_fail(err, "package %s: %s: not found in %s", j->items[i].pkg->name, j->items[i].file->path,
+                           j->items[i].tree->origin);
+    return 0;
+}

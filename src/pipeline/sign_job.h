@@ -1,0 +1,70 @@
+/* sign-template's shared state, for the files that each do one step of
+ * it: plan (sign_plan.c), digest (sign_digest.c), sign (sign_sign.c),
+ * manifest (sign_manifest.c) and source package (sign_source.c). */
+#ifndef RS_SIGN_JOB_H
+#define RS_SIGN_JOB_H
+
+#include <openssl/sha.h>
+#include <time.h>
+
+#include "pipeline/batch.h"
+#include "pipeline/pkgtree.h"
+#include "pipeline/sign_template.h"
+#include "pipeline/tarball.h"
+#include "pipeline/template.h"
+
+/* One file to sign. */
+typedef struct rs_sign_item {
+    const rs_sign_package *pkg;
+    const rs_sign_file *file;
+    rs_pkgtree *tree;
+    char *resolved;              /* name inside the package */
+    char *sig_name;              /* package/path.sig, below signatures/ */
+    const rs_format *format;     /* set once the file is checked and digested */
+    rs_digest digest;
+    uint64_t size;
+    rs_bytes sig;
+    unsigned char sig_sha256[SHA256_DIGEST_LENGTH];
+} rs_sign_item;
+
+typedef struct rs_sign_job {
+    const rs_sign_template_options *o;
+    rs_template tpl;
+    rs_pkgset inputs;
+    rs_sign_item *items;         /* in files.json order */
+    size_t n_items;
+    rs_sign_item **by_name;      /* the items in signatures.tar.xz order */
+    char *work;                  /* the hidden directory that becomes OUTDIR */
+    char *sigdir;                /* work/signatures */
+    char *source_tree;           /* work/<source>-<version>, when the template has one */
+    time_t mtime;                /* of every file in the outputs */
+    rs_tarball_feed *feed;       /* writes signatures.tar.xz */
+    char **allowed;              /* the allowlist's fingerprints */
+    size_t n_allowed;
+} rs_sign_job;
+
+/* sign_plan.c: refusals that need no file contents, then one item per
+ * listed file, its package chosen; then every path resolved and the
+ * items put in tarball order. */
+int rs_sign_check_trusted_certs(rs_sign_job *j, rs_error *err);
+int rs_sign_plan_items(rs_sign_job *j, rs_error *err);
+int rs_sign_plan_resolve(rs_sign_job *j, rs_error *err);
+void rs_sign_plan_free(rs_sign_job *j);
+
+/* sign_digest.c: open every file, check its type, digest it. */
+int rs_sign_digest_as_named(rs_sign_job *j, rs_error *err);
+int rs_sign_digest_all(rs_sign_job *j, rs_error *err);
+
+/* sign_sign.c: sign every digest, writing the signature tree and
+ * signatures.tar.xz. */
+int rs_sign_start_tarball(rs_sign_job *j, rs_error *err);
+int rs_sign_all(rs_sign_job *j, rs_error *err);
+
+/* sign_manifest.c */
+int rs_sign_write_manifest(const rs_sign_job *j, rs_error *err);
+
+/* sign_source.c: the -signed source package. */
+int rs_sign_copy_source_template(rs_sign_job *j, rs_error *err);
+int rs_sign_build_source_package(const rs_sign_job *j, rs_error *err);
+
+#endif

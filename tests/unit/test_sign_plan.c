@@ -1,0 +1,192 @@
+/* The sign_template planner (src/pipeline/sign_plan.c): one item per
+ * listed file, in files.json order, its package chosen and its path
+ * resolved inside it; the items in signatures.tar.xz order; and the
+ * refusals that need no file contents. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "harness.h"
+#include "pipeline/sign_job.h"
+
+static char top[] = "/tmp/reprosign-plan.XXXXXX";
+
+static void make(const char *rel, const char *content)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", top, rel);
+    if (!(f = fopen(path, "w")) || fputs(content, f) < 0 || fclose(f) != 0)
+        abort();
+}
+
+static void dir(const char *rel)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s", top, rel);
+    if (mkdir(path, 0755) < 0)
+        abort();
+}
+
+static void link_to(const char *target, const char *rel)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s", top, rel);
+    if (symlink(target, path) < 0)
+        abort();
+}
+
+/* Plans files.json `json` against the packages under top/pkgs; returns
+ * the planner's result, with the job kept for the caller to look at. */
+static int plan(const char *json, rs_sign_job *j, rs_sign_template_options *o, rs_error *err)
+{
+    char pkgs[600];
+
+    *o = (rs_sign_template_options){ 0 };
+    *j = (rs_sign_job){ .o = o };
+    memset(err, 0, sizeof(*err));
+    snprintf(pkgs, sizeof(pkgs), "%s/pkgs", top);
+    if (rs_files_json_parse(json, strlen(json), &j->tpl.files, err) < 0 || rs_pkgset_scan(pkgs, &j->inputs, err) < 0)
+        return -1;
+    if (rs_sign_plan_items(j, err) < 0)
+        return -1;
+    return rs_sign_plan_resolve(j, err);
+}
+
+static void unplan(rs_sign_job *j)
+{
+    rs_sign_plan_free(j);
+    rs_pkgset_free(&j->inputs);
+    rs_template_free(&j->tpl);
+}
+
+static void items_and_order(void)
+{
+    rs_sign_template_options o;
+    rs_sign_job j;
+    rs_error err;
+    const char *json = "{\"packages\": {"
+                       "\"zeta\": {\"trusted_certs\": [], \"files\": [{\"sig_type\": \"efi\", \"file\": \"b.efi\"}]},"
+                       "\"alpha\": {\"trusted_certs\": [], \"files\": ["
+                       "{\"sig_type\": \"efi\", \"file\": \"boot/vmlinuz\"},"
+                       "{\"sig_type\": \"linux-module\", \"file\": \"lib/a-b.ko\"},"
+                       "{\"sig_type\": \"linux-module\", \"file\": \"lib/a/c.ko\"}]}}}";
+
+    CHECK(plan(json, &j, &o, &err) == 0);
+    if (err.msg[0])
+        fprintf(stderr, "%s\n", err.msg);
+    CHECK(j.n_items == 4);
+    if (j.n_items == 4) {
+        /* files.json order, packages as the parser lists them. */
+        for (size_t i = 0; i < j.n_items; i++)
+            CHECK(j.items[i].tree && !strcmp(j.items[i].tree->name, j.items[i].pkg->name));
+        for (size_t i = 0; i < j.n_items; i++) {
+            const rs_sign_item *it = &j.items[i];
+
+            if (!strcmp(it->file->path, "boot/vmlinuz"))
+                CHECK(!strcmp(it->resolved, "boot/vmlinuz-6.1") && !strcmp(it->sig_name, "alpha/boot/vmlinuz.sig"));
+            else
+                CHECK(!strcmp(it->resolved, it->file->path));
+        }
+        /* Tarball order: a directory's entries sort as if its name ended
+         * in '/', so lib/a/c.ko.sig comes before lib/a-b.ko.sig. */
+        CHECK(!strcmp(j.by_name[0]->sig_name, "alpha/boot/vmlinuz.sig"));
+        CHECK(!strcmp(j.by_name[1]->sig_name, "alpha/lib/a/c.ko.sig"));
+        CHECK(!strcmp(j.by_name[2]->sig_name, "alpha/lib/a-b.ko.sig"));
+        CHECK(!strcmp(j.by_name[3]->sig_name, "zeta/b.efi.sig"));
+        for (size_t k = 0; k < j.n_items; k++)
+            CHECK(!j.by_name[k]->format);   /* nothing is read by the planner */
+    }
+    unplan(&j);
+}
+
+static void refusals(void)
+{
+    static const struct {
+        const char *json, *says;
+    } cases[] = {
+        { "{\"packages\": {\"alpha\": {\"trusted_certs\": [], \"files\": []}}}", "lists no files" },
+        { "{\"packages\": {\"missing\": {\"trusted_certs\": [], \"files\": [{\"sig_type\": \"efi\", \"file\": \"x\"}]}}}",
+          "package missing: not found among the packages" },
+        { "{\"packages\": {\"alpha\": {\"trusted_certs\": [], \"files\": ["
+          "{\"sig_type\": \"efi\", \"file\": \"b.efi\"}, {\"sig_type\": \"efi\", \"file\": \"b.efi\"}]}}}",
+          "package alpha: b.efi is listed twice" },
+        { "{\"packages\": {\"alpha\": {\"trusted_certs\": [], \"files\": ["
+          "{\"sig_type\": \"efi\", \"file\": \"x\"}, {\"sig_type\": \"efi\", \"file\": \"x.sig/y\"}]}}}",
+          "x.sig would be both the signature of x and a directory above x.sig/y's" },
+        { "{\"packages\": {\"alpha\": {\"trusted_certs\": [], \"files\": [{\"sig_type\": \"efi\", \"file\": \"out\"}]}}}",
+          "points outside the package" },
+        { "{\"packages\": {\"alpha\": {\"trusted_certs\": [], \"files\": [{\"sig_type\": \"efi\", \"file\": \"nothing\"}]}}}",
+          "package alpha (" },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        rs_sign_template_options o;
+        rs_sign_job j;
+        rs_error err;
+
+        CHECK(plan(cases[i].json, &j, &o, &err) == -1);
+        CHECK(strstr(err.msg, cases[i].says) != NULL);
+        if (!strstr(err.msg, cases[i].says))
+            fprintf(stderr, "case %zu said: %s\n", i, err.msg);
+        unplan(&j);
+    }
+}
+
+static void trusted_certs(void)
+{
+    rs_sign_template_options o = { 0 };
+    rs_sign_job j = { .o = &o };
+    rs_error err = { 0 };
+    char allow[600];
+    const char *fpr = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    char json[512];
+
+    snprintf(json, sizeof(json),
+             "{\"packages\": {\"alpha\": {\"trusted_certs\": [\"%s\"], \"files\": [{\"sig_type\": \"efi\", "
+             "\"file\": \"b.efi\"}]}}}", fpr);
+    CHECK(rs_files_json_parse(json, strlen(json), &j.tpl.files, &err) == 0);
+    CHECK(rs_sign_check_trusted_certs(&j, &err) == -1 && strstr(err.msg, "is not on the allowlist"));
+    rs_sign_plan_free(&j);
+    snprintf(allow, sizeof(allow), "%s/allow.txt", top);
+    make("allow.txt", "# the test CA\n00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff  \n");
+    o.allowlist = allow;
+    memset(&err, 0, sizeof(err));
+    CHECK(rs_sign_check_trusted_certs(&j, &err) == 0);
+    rs_sign_plan_free(&j);
+    rs_template_free(&j.tpl);
+}
+
+int main(void)
+{
+    if (!mkdtemp(top))
+        return 1;
+    dir("pkgs");
+    dir("pkgs/alpha");
+    dir("pkgs/alpha/boot");
+    dir("pkgs/alpha/lib");
+    dir("pkgs/alpha/lib/a");
+    dir("pkgs/alpha/x.sig");
+    make("pkgs/alpha/boot/vmlinuz-6.1", "image");
+    link_to("vmlinuz-6.1", "pkgs/alpha/boot/vmlinuz");
+    make("pkgs/alpha/lib/a-b.ko", "module");
+    make("pkgs/alpha/lib/a/c.ko", "module");
+    make("pkgs/alpha/b.efi", "image");
+    make("pkgs/alpha/x", "image");
+    make("pkgs/alpha/x.sig/y", "image");
+    link_to("/etc/passwd", "pkgs/alpha/out");
+    dir("pkgs/zeta");
+    make("pkgs/zeta/b.efi", "image");
+
+    items_and_order();
+    refusals();
+    trusted_certs();
+    rs_remove_tree(top);
+    return harness_finish("test_sign_plan");
+}
