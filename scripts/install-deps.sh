@@ -7,7 +7,7 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends \
     build-essential cmake pkg-config clang clang-tools libclang-rt-14-dev \
     libssl-dev libp11-kit-dev libjansson-dev libarchive-dev libarchive13 libsqlite3-dev libsystemd-dev libgpgme-dev \
-    openssl ca-certificates python3 binutils xz-utils zstd bc time jq git \
+    openssl ca-certificates python3 python3-jsonschema binutils xz-utils zstd bc time jq git \
     sbsigntool osslsigncode pesign linux-kbuild-6.1 kmod bsdutils \
     softhsm2 opensc p11-kit \
     dpkg-dev debhelper lintian valgrind groff-base man-db zsh apt-utils gpg gpgv systemd util-linux prometheus \

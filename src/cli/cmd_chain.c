@@ -179,7 +179,7 @@ static void print_stages(const chain_result *r, json_t *doc)
         const chain_stage *s = &r->stages[i];
 
         if (doc)
-            json_array_append_new(stages, json_pack("{s:I, s:s, s:s, s:b, s:s, s:s?, s:s?, s:s?}", "stage",
+            json_array_append_new(stages, json_pack("{s:I, s:s, s:s, s:b, s:s, s:s*, s:s*, s:s*}", "stage",
                                                     (json_int_t)i + 1, "file", s->path, "verifier", s->verifier,
                                                     "valid", s->ok, "rule", s->rule, "accepted_by", s->anchor,
                                                     "reason", s->ok ? NULL : s->reason, "sbat",

@@ -63,5 +63,6 @@ static int run(int argc, char **argv)
         printf("%s\n", hex);
         return EXIT_OK;
     }
-    return cli_json_print(json_pack("{s:s, s:s, s:s}", "file", argv[optind], "algorithm", hash, "digest", hex));
+    return cli_json_print(json_pack("{s:s, s:s, s:o}", "file", argv[optind], "algorithm", hash, "digest",
+                                    rs_digest_json(&d)));
 }

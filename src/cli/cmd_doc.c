@@ -3,8 +3,9 @@
  * from --help.
  *
  *   reprosign __doc man OUTDIR          writes reprosign.1 and reprosign-CMD.1
- *                                       (reprosign-service.json.5 is written
- *                                       by hand: docs/man/)
+ *                                       (reprosign-service.json.5 and
+ *                                       reprosign-log.5 are written by hand:
+ *                                       docs/man/)
  *   reprosign __doc completion [FILE]   writes the bash completion script
  *   reprosign __doc zsh [FILE]          writes the zsh completion (_reprosign)
  *   reprosign __doc check               fails if a long option is not

@@ -1,5 +1,6 @@
 /* reprosign efi list */
 
+#include "base/json_values.h"
 #include "cli/cli.h"
 #include "cli/efi_common.h"
 #include "crypto/ossl.h"
@@ -65,53 +66,93 @@ static json_t *cert_json(const esl_entry *e)
     const unsigned char *p = e->data;
     _cleanup_(rs_x509p) X509 *cert = d2i_X509(NULL, &p, (long)e->len);
     _cleanup_free_ char *subject = NULL, *issuer = NULL;
-    char fp[65];
+    unsigned char fp[EVP_MAX_MD_SIZE];
+    unsigned fp_len = 0;
+    const EVP_MD *sha256;
 
     if (!cert)
         return json_pack("{s:s}", "error", "not a DER certificate");
     subject = rs_x509_name(X509_get_subject_name(cert));
     issuer = rs_x509_name(X509_get_issuer_name(cert));
-    rs_x509_fingerprint(cert, fp);
-    return json_pack("{s:s?, s:s?, s:s}", "subject", subject, "issuer", issuer, "sha256", fp);
+    if (rs_md_by_name("sha256", &sha256, NULL) < 0 || !X509_digest(cert, sha256, fp, &fp_len))
+        fp_len = 0;
+    return json_pack("{s:s*, s:s*, s:o*}", "subject", subject, "issuer", issuer, "fingerprint",
+                     rs_json_digest("sha256", fp, fp_len));
+}
+
+/* A hash entry as a digest: EFI_CERT_SHAxxx hold the hash of an image,
+ * EFI_CERT_X509_SHA256 the hash of a certificate's TBSCertificate and the
+ * time of its revocation. Any other type's data is hex. */
+static json_t *hash_json(const esl_entry *e)
+{
+    static const struct {
+        const efi_guid *type;
+        const char *alg;
+        size_t len;
+    } kinds[] = {
+        { &efi_guid_cert_sha1, "sha1", 20 },     { &efi_guid_cert_sha256, "sha256", 32 },
+        { &efi_guid_cert_sha384, "sha384", 48 }, { &efi_guid_cert_sha512, "sha512", 64 },
+        { &efi_guid_cert_x509_sha256, "sha256", 32 + EFI_TIME_SIZE },
+    };
+    _cleanup_free_ char *hex = NULL;
+    time_t revoked;
+
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        if (!efi_guid_equal(&e->type, kinds[i].type) || e->len != kinds[i].len)
+            continue;
+        if (e->len == 32 + EFI_TIME_SIZE)
+            return json_pack("{s:o, s:o*}", "hash", rs_json_digest("sha256", e->data, 32), "revoked_at",
+                             efi_time_to_unix(e->data + 32, &revoked) ? rs_json_time(revoked) : NULL);
+        return json_pack("{s:o}", "hash", rs_json_digest(kinds[i].alg, e->data, e->len));
+    }
+    if (!(hex = malloc(2 * e->len + 1)))
+        return NULL;
+    rs_hex(e->data, e->len, hex);
+    return json_pack("{s:s}", "data", hex);
 }
 
 static json_t *entry_json(const esl_entry *e)
 {
-    char type[EFI_GUID_STR], owner[EFI_GUID_STR], hex[2 * 64 + 1];
+    char type[EFI_GUID_STR], owner[EFI_GUID_STR];
     const char *tname = efi_guid_name(&e->type);
-    json_t *j;
+    json_t *j, *what = efi_guid_equal(&e->type, &efi_guid_cert_x509) ? cert_json(e) : hash_json(e);
 
     efi_guid_format(&e->type, type);
     efi_guid_format(&e->owner, owner);
-    if (efi_guid_equal(&e->type, &efi_guid_cert_x509))
-        j = cert_json(e);
-    else {
-        rs_hex(e->data, e->len < 64 ? e->len : 64, hex);
-        j = json_pack("{s:s}", "hash", hex);
+    j = json_pack("{s:I, s:s, s:s}", "list", (json_int_t)e->list, "type", tname ? tname : type, "owner", owner);
+    if (!j || !what || json_object_update(j, what) < 0) {
+        json_decref(j);
+        j = NULL;
     }
-    json_object_set_new(j, "list", json_integer((json_int_t)e->list));
-    json_object_set_new(j, "type", json_string(tname ? tname : type));
-    json_object_set_new(j, "owner", json_string(owner));
+    json_decref(what);
     return j;
+}
+
+/* The text form: the JSON's values, digests without their "ALG:". */
+static const char *bare(json_t *j, const char *key)
+{
+    const char *v = json_string_value(json_object_get(j, key)), *colon = v ? strchr(v, ':') : NULL;
+
+    return colon ? colon + 1 : v;
 }
 
 static int print_entry(void *ctx, const esl_entry *e, rs_error *err)
 {
     lister *l = ctx;
     json_t *j = entry_json(e);
-    const char *subject = json_string_value(json_object_get(j, "subject"));
-    const char *hash = json_string_value(json_object_get(j, "hash"));
+    const char *subject = bare(j, "subject"), *hash = bare(j, "hash");
 
+    if (!j)
+        return rs_fail(err, "out of memory");
     if (l->entries) {
         json_array_append_new(l->entries, j);
         return 0;
     }
-    printf("%slist %zu: %s owner %s: ", l->indent, e->list, json_string_value(json_object_get(j, "type")),
-           json_string_value(json_object_get(j, "owner")));
+    printf("%slist %zu: %s owner %s: ", l->indent, e->list, bare(j, "type"), bare(j, "owner"));
     if (subject)
-        printf("%s (sha256 %s)\n", subject, json_string_value(json_object_get(j, "sha256")));
+        printf("%s (sha256 %s)\n", subject, bare(j, "fingerprint"));
     else
-        printf("%s\n", hash ? hash : json_string_value(json_object_get(j, "error")));
+        printf("%s\n", hash ? hash : bare(j, "data") ? bare(j, "data") : bare(j, "error"));
     json_decref(j);
     return 0;
 }
@@ -126,6 +167,7 @@ static int list_auth(const authvar *a, json_t *doc, rs_error *err)
     _cleanup_(rs_x509p) X509 *signer = NULL;
     _cleanup_free_ char *subject = NULL;
     lister l = { NULL, "" };
+    time_t when;
     char ts[32];
 
     if (authvar_signer(a, &signer, err) < 0)
@@ -140,7 +182,9 @@ static int list_auth(const authvar *a, json_t *doc, rs_error *err)
         return -1;
     }
     if (doc)
-        json_object_set_new(doc, "auth", json_pack("{s:s, s:s?, s:I, s:o}", "timestamp", ts, "signer", subject,
+        json_object_set_new(doc, "auth", json_pack("{s:o*, s:s*, s:I, s:o}", "timestamp",
+                                                   efi_time_to_unix(a->timestamp, &when) ? rs_json_time(when) : NULL,
+                                                   "signer", subject,
                                                    "signature_length", (json_int_t)a->pkcs7_len, "entries",
                                                    l.entries));
     return 0;
@@ -193,13 +237,13 @@ static void attr_string(uint32_t a, char *out, size_t cap)
 
 static int list_var(const varstore *vs, const vs_var *v, json_t *vars, rs_error *err)
 {
-    char guid[EFI_GUID_STR], attrs[32], ts[32];
+    char guid[EFI_GUID_STR], attrs[32];
+    time_t when;
     const char *state = v->active ? "active" : v->state == VAR_ADDED ? "added" : "deleted";
-    lister l = { vars ? json_array() : NULL, "    " };
+    lister l = { vars && holds_lists(v) ? json_array() : NULL, "    " };
 
     efi_guid_format(&v->guid, guid);
     attr_string(v->attributes, attrs, sizeof(attrs));
-    efi_time_format(v->timestamp, ts);
     if (!vars) {
         printf("%s %s %s %u bytes%s%s%s", v->name, guid, attrs, v->data_len, v->active ? "" : " (",
                v->active ? "" : state, v->active ? "" : ")");
@@ -210,11 +254,13 @@ static int list_var(const varstore *vs, const vs_var *v, json_t *vars, rs_error 
         return rs_error_prefix(err, "variable %s", v->name);
     }
     if (vars)
-        json_array_append_new(vars, json_pack("{s:s, s:s, s:s, s:I, s:s, s:s*, s:o*, s:o*}", "name", v->name, "guid",
+        json_array_append_new(vars, json_pack("{s:s, s:s, s:s, s:I, s:s, s:o*, s:o*, s:o*}", "name", v->name, "guid",
                                               guid, "attributes", attrs, "size", (json_int_t)v->data_len, "state",
-                                              state, "timestamp", vs->runtime ? NULL : ts, "entries", l.entries,
-                                              "value", v->data_len == 1 ? json_integer(varstore_data(vs, v)[0])
-                                                                        : NULL));
+                                              state, "timestamp",
+                                              !vs->runtime && efi_time_to_unix(v->timestamp, &when) ? rs_json_time(when)
+                                                                                                   : NULL,
+                                              "entries", l.entries, "value",
+                                              v->data_len == 1 ? json_integer(varstore_data(vs, v)[0]) : NULL));
     return 0;
 }
 

@@ -31,17 +31,14 @@ const rs_command cmd_list = {
 };
 
 
+/* Members that do not apply to a signature are left out (docs/json.md). */
 static json_t *sig_json(const rs_sig_info *s, size_t i)
 {
-    char hex[2 * RS_MAX_DIGEST + 1] = "";
-
-    if (s->bound_digest.len)
-        rs_hex(s->bound_digest.bytes, s->bound_digest.len, hex);
-    return json_pack("{s:I, s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s?, s:s?, s:I}", "index", (json_int_t)i, "type",
+    return json_pack("{s:I, s:s, s:s*, s:s*, s:s*, s:s*, s:s, s:s*, s:o*, s:I}", "index", (json_int_t)i, "type",
                      s->kind, "subject", s->subject, "issuer", s->issuer, "serial", s->serial, "key_id", s->key_id,
                      "digest_algorithm", rs_md_name(s->md), "signing_time",
-                     s->signing_time[0] ? s->signing_time : NULL, "signed_digest", hex[0] ? hex : NULL, "length",
-                     (json_int_t)s->length);
+                     s->signing_time[0] ? s->signing_time : NULL, "signed_digest", rs_digest_json(&s->bound_digest),
+                     "length", (json_int_t)s->length);
 }
 
 static int print_json(const char *path, const rs_listing *l)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/bytes.h"
+#include "base/json_values.h"
 #include "cli/cmd_log.h"
 #include "crypto/ossl.h"
 #include "translog/log.h"
@@ -18,7 +19,7 @@ static const struct option longopts[] = {
     { "witness", required_argument, NULL, 'w' },   { "min-witnesses", required_argument, NULL, 'm' },
     { "batch", required_argument, NULL, 'b' },     { "cert", required_argument, NULL, 'c' },
     { "cosigner", no_argument, NULL, 'C' },        { "archive", required_argument, NULL, 'a' },
-    { "help", no_argument, NULL, 'h' },
+    { "json", no_argument, NULL, 'j' },            { "help", no_argument, NULL, 'h' },
     { 0 },
 };
 
@@ -38,6 +39,8 @@ static const rs_optdoc log_docs[] = {
     { "cosigner", NULL, "keygen: make a witness (cosignature/v1) key instead of a log key.", NULL },
     { "archive", "DIR", "monitor: the archive whose published -signed packages the log is checked against.",
       NULL },
+    { "json", NULL, "verify, prove, verify-proof, consistency: print the result as one JSON document\n"
+                    "(docs/json.md) instead of text.", NULL },
     { 0 },
 };
 
@@ -45,10 +48,11 @@ const rs_command cmd_log = {
     .name = "log",
     .summary = "the signing service's transparency log: keys, audits, offline proofs, witnesses",
     .usage = "log keygen ORIGIN --output PREFIX [--cosigner]\n"
-             "       reprosign log verify LOGDIR --vkey VKEY [--witness VKEY]... [--min-witnesses K]\n"
-             "       reprosign log prove LOGDIR (INDEX | --entry FILE)\n"
+             "       reprosign log verify LOGDIR --vkey VKEY [--witness VKEY]... [--min-witnesses K] [--json]\n"
+             "       reprosign log prove LOGDIR (INDEX | --entry FILE) [--json]\n"
              "       reprosign log verify-proof --vkey VKEY --entry FILE PROOF [--witness VKEY]... [--min-witnesses K]\n"
-             "       reprosign log consistency LOGDIR OLD-CHECKPOINT --vkey VKEY\n"
+             "                                  [--json]\n"
+             "       reprosign log consistency LOGDIR OLD-CHECKPOINT --vkey VKEY [--json]\n"
              "       reprosign log cosign LOGDIR OLD-CHECKPOINT --vkey VKEY --key WITNESS-KEY\n"
              "       reprosign log append LOGDIR --key KEY [--batch N]  < entries (JSON, one a line)\n"
              "       reprosign log migrate OLD-LOGDIR NEW-LOGDIR --key KEY --cert CERT\n"
@@ -64,7 +68,8 @@ const rs_command cmd_log = {
              "checkpoint. monitor audits the log, then reports every logged archive\n"
              "signature that no -signed package under DIR carries and every signature a\n"
              "package there carries that the log lacks, and fails on either. Every command\n"
-             "that checks takes --vkey: a log is never trusted by key material found in it.",
+             "that checks takes --vkey: a log is never trusted by key material found in it.\n"
+             "The log's on-disk format is described in reprosign-log(5).",
     .run = run,
     .options = longopts,
     .optdocs = log_docs,
@@ -100,6 +105,25 @@ int log_load_keys(const log_args *a, rs_note_key *vkey, rs_note_key *witnesses)
     return EXIT_OK;
 }
 
+json_t *log_hash_json(const rs_hash *h)
+{
+    return rs_json_digest("sha256", h->b, RS_HASH_LEN);
+}
+
+json_t *log_hash_list_json(const rs_hash_list *l)
+{
+    json_t *list = json_array();
+
+    for (size_t i = 0; list && i < l->n; i++)
+        json_array_append_new(list, log_hash_json(&l->h[i]));
+    return list;
+}
+
+json_t *log_tree_json(uint64_t size, const rs_hash *root)
+{
+    return json_pack("{s:I, s:o}", "size", (json_int_t)size, "root", log_hash_json(root));
+}
+
 static int do_keygen(const log_args *a)
 {
     rs_error err;
@@ -113,11 +137,24 @@ static int do_keygen(const log_args *a)
     return EXIT_OK;
 }
 
+static int print_audit(const log_args *a, const char *origin, const rs_audit_result *r)
+{
+    char root[2 * RS_HASH_LEN + 1];
+
+    if (a->json)
+        return cli_json_print(json_pack("{s:s, s:s, s:I, s:o, s:I, s:I}", "log", a->pos[0], "origin", origin, "size",
+                                        (json_int_t)r->size, "root", log_hash_json(&r->root), "tiles",
+                                        (json_int_t)r->tiles, "min_witnesses", (json_int_t)a->min_witnesses));
+    rs_hex(r->root.b, RS_HASH_LEN, root);
+    printf("%s: %llu entries and %llu tiles, all consistent with the checkpoint\nroot %s\n", a->pos[0],
+           (unsigned long long)r->size, (unsigned long long)r->tiles, root);
+    return EXIT_OK;
+}
+
 static int do_verify(const log_args *a)
 {
     rs_note_key vkey = { 0 }, witnesses[LOG_MAX_WITNESSES] = { 0 };
     rs_audit_result r;
-    char root[2 * RS_HASH_LEN + 1];
     rs_error err;
     int rc;
 
@@ -125,14 +162,11 @@ static int do_verify(const log_args *a)
         return cli_usage(&cmd_log, "verify takes LOGDIR");
     if ((rc = log_load_keys(a, &vkey, witnesses)) != EXIT_OK)
         return rc;
-    rc = rs_log_audit(a->pos[0], &vkey, witnesses, a->n_witnesses, (size_t)a->min_witnesses, &r, &err);
+    rc = rs_log_audit(a->pos[0], &vkey, witnesses, a->n_witnesses, (size_t)a->min_witnesses, &r, &err) < 0
+             ? cli_fail(&err)
+             : print_audit(a, vkey.name, &r);
     log_free_keys(&vkey, witnesses, a->n_witnesses);
-    if (rc < 0)
-        return cli_fail(&err);
-    rs_hex(r.root.b, RS_HASH_LEN, root);
-    printf("%s: %llu entries and %llu tiles, all consistent with the checkpoint\nroot %s\n", a->pos[0],
-           (unsigned long long)r.size, (unsigned long long)r.tiles, root);
-    return EXIT_OK;
+    return rc;
 }
 
 /* Entries as JSON objects, one a line, appended --batch at a time. */
@@ -238,6 +272,7 @@ static int parse_opt(log_args *a, int c)
     case 'c': a->cert = optarg; return 0;
     case 'C': a->cosigner = true; return 0;
     case 'a': a->archive = optarg; return 0;
+    case 'j': a->json = true; return 0;
     case 'w':
         if (a->n_witnesses == LOG_MAX_WITNESSES)
             return cli_usage(&cmd_log, "at most %d --witness keys", LOG_MAX_WITNESSES);
@@ -264,6 +299,9 @@ static int run(int argc, char **argv)
     sub = optind < argc ? argv[optind] : "";
     a.pos = argv + optind + 1;
     a.n_pos = optind < argc ? argc - optind - 1 : 0;
+    if (a.json && strcmp(sub, "verify") && strcmp(sub, "prove") && strcmp(sub, "verify-proof") &&
+        strcmp(sub, "consistency"))
+        return cli_usage(&cmd_log, "--json applies to verify, prove, verify-proof and consistency");
     if (!strcmp(sub, "keygen"))
         return do_keygen(&a);
     if (!strcmp(sub, "verify"))

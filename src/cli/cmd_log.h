@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "cli/cli.h"
+#include "translog/merkle.h"
 #include "translog/note.h"
 
 #define LOG_MAX_WITNESSES 64
@@ -17,6 +18,7 @@ typedef struct log_args {
     long min_witnesses;
     long batch;
     bool cosigner;
+    bool json;           /* verify, prove, verify-proof, consistency: one JSON document */
     char **pos;          /* the positional arguments after the subcommand */
     int n_pos;
 } log_args;
@@ -25,6 +27,12 @@ typedef struct log_args {
  * never against key material found beside it) and the --witness keys. */
 int log_load_keys(const log_args *a, rs_note_key *vkey, rs_note_key *witnesses);
 void log_free_keys(rs_note_key *vkey, rs_note_key *witnesses, size_t n);
+
+/* A tree hash as a --json digest ("sha256:HEX"), a list of them, and a
+ * tree as {"size", "root"} (docs/json.md). */
+json_t *log_hash_json(const rs_hash *h);
+json_t *log_hash_list_json(const rs_hash_list *l);
+json_t *log_tree_json(uint64_t size, const rs_hash *root);
 
 int log_prove(const log_args *a);
 int log_verify_proof(const log_args *a);

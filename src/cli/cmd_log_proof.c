@@ -76,10 +76,27 @@ int log_prove(const log_args *a)
                 (unsigned long long)index);
         return cli_fail(&err);
     }
+    if (a->json)
+        return cli_json_print(json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:s}", "log", a->pos[0], "origin",
+                                        cp.origin, "index", (json_int_t)index, "size", (json_int_t)cp.size, "root",
+                                        log_hash_json(&cp.root), "leaf_hash", log_hash_json(&leaf), "proof",
+                                        log_hash_list_json(&path), "checkpoint", msg));
     if (!(out = rs_tlog_proof_format(index, &path, msg)))
         return EXIT_FAIL;
     fputs(out, stdout);
     return EXIT_OK;
+}
+
+static int print_proof_json(const log_args *a, const rs_tlog_proof *p, const rs_checkpoint *cp, const rs_bytes *entry)
+{
+    rs_hash leaf;
+    rs_error err;
+
+    if (rs_merkle_leaf(entry->data, entry->len, &leaf, &err) < 0)
+        return cli_fail(&err);
+    return cli_json_print(json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:o}", "proof", a->pos[0], "entry", a->entry,
+                                    "origin", cp->origin, "index", (json_int_t)p->index, "size", (json_int_t)cp->size,
+                                    "root", log_hash_json(&cp->root), "leaf_hash", log_hash_json(&leaf)));
 }
 
 int log_verify_proof(const log_args *a)
@@ -109,6 +126,8 @@ int log_verify_proof(const log_args *a)
     log_free_keys(&vkey, witnesses, a->n_witnesses);
     if (rc < 0)
         return cli_fail(&err);
+    if (a->json)
+        return print_proof_json(a, &p, &cp, &entry);
     printf("%s: entry %llu of %s's tree of %llu entries\n", a->entry, (unsigned long long)p.index, cp.origin,
            (unsigned long long)cp.size);
     return EXIT_OK;
@@ -169,6 +188,10 @@ int log_consistency(const log_args *a)
     log_free_keys(&vkey, witnesses, a->n_witnesses);
     if (rc < 0)
         return cli_fail(&err);
+    if (a->json)
+        return cli_json_print(json_pack("{s:s, s:s, s:o, s:o, s:o}", "log", a->pos[0], "origin", cp.origin, "old",
+                                        log_tree_json(old.size, &old.root), "new", log_tree_json(cp.size, &cp.root),
+                                        "proof", log_hash_list_json(&proof)));
     print_hash_line("old", old.size, &old.root);
     print_hash_line("new", cp.size, &cp.root);
     for (size_t i = 0; i < proof.n; i++) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_values.h"
 #include "cli/cli.h"
 #include "uefi/sbat.h"
 
@@ -46,8 +47,8 @@ static const char *const sbat_columns[] = {
 };
 static const char *const level_columns[] = { "component", "generation", "date", NULL };
 
-/* A generation is a decimal number; anything else is reported as null
- * rather than guessed at. */
+/* A generation is a decimal number; anything else is left out of the
+ * document rather than guessed at. */
 static json_t *generation_json(const char *s, size_t len)
 {
     char buf[24];
@@ -55,15 +56,15 @@ static json_t *generation_json(const char *s, size_t len)
     unsigned long long v;
 
     if (len == 0 || len >= sizeof(buf) || strspn(s, "0123456789") < len)
-        return json_null();
+        return NULL;
     memcpy(buf, s, len);
     buf[len] = '\0';
     errno = 0;
     v = strtoull(buf, &end, 10);
-    return errno || v > (unsigned long long)LLONG_MAX ? json_null() : json_integer((json_int_t)v);
+    return errno || v > (unsigned long long)LLONG_MAX ? NULL : json_integer((json_int_t)v);
 }
 
-/* One CSV line into {column: value}; missing columns are null. */
+/* One CSV line into {column: value}; columns the line lacks are left out. */
 static json_t *line_json(const char *line, size_t len, const char *const *columns)
 {
     json_t *o = json_object();
@@ -73,15 +74,13 @@ static json_t *line_json(const char *line, size_t len, const char *const *column
         const char *comma = memchr(line, ',', len);
         size_t n = comma ? (size_t)(comma - line) : len;
 
-        json_object_set_new(o, columns[col], col == 1 ? generation_json(line, n) : json_stringn(line, n));
+        rs_json_set(o, columns[col], col == 1 ? generation_json(line, n) : json_stringn(line, n));
         col++;
         if (!comma)
             break;
         len -= n + 1;
         line = comma + 1;
     }
-    for (; o && columns[col]; col++)
-        json_object_set_new(o, columns[col], json_null());
     return o;
 }
 

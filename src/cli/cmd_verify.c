@@ -59,17 +59,12 @@ const rs_command cmd_verify = {
     .options = longopts,
 };
 
+/* Members that are not known for a signature are left out (docs/json.md). */
 static json_t *report_json(const rs_verify_report *r, size_t i)
 {
-    char want[RS_DIGEST_STR] = "", have[RS_DIGEST_STR] = "";
-
-    if (r->expected.len)
-        rs_digest_format(&r->expected, want, sizeof(want));
-    if (r->actual.len)
-        rs_digest_format(&r->actual, have, sizeof(have));
-    return json_pack("{s:I, s:b, s:s?, s:s?, s:s?, s:s?, s:s?}", "index", (json_int_t)i, "valid", r->ok, "signer",
-                     r->signer, "anchor", r->anchor, "signed_digest", want[0] ? want : NULL, "image_digest",
-                     have[0] ? have : NULL, "reason", r->ok ? NULL : r->reason);
+    return json_pack("{s:I, s:b, s:s*, s:s*, s:o*, s:o*, s:s*}", "index", (json_int_t)i, "valid", r->ok, "signer",
+                     r->signer, "anchor", r->anchor, "signed_digest", rs_digest_json(&r->expected), "image_digest",
+                     rs_digest_json(&r->actual), "reason", r->ok ? NULL : r->reason);
 }
 
 static int print_json(const char *path, const rs_verification *v)
@@ -109,15 +104,12 @@ static int print_text(const char *path, const rs_verification *v)
 static int uefi_json(const char *path, const uefi_verdict *u)
 {
     json_t *sigs = json_array();
-    char hash[RS_DIGEST_STR] = "";
 
     for (size_t i = 0; i < u->sigs.count; i++)
         json_array_append_new(sigs, report_json(&u->sigs.reports[i], i));
-    if (u->image_hash.len)
-        rs_digest_format(&u->image_hash, hash, sizeof(hash));
-    if (cli_json_print(json_pack("{s:s, s:s, s:s, s:b, s:s?, s:s?, s:s?, s:o}", "file", path, "format",
+    if (cli_json_print(json_pack("{s:s, s:s, s:s, s:b, s:s*, s:s*, s:o*, s:o}", "file", path, "format",
                                  u->sigs.format, "policy", "uefi db/dbx", "valid", u->ok, "anchor", u->anchor,
-                                 "reason", u->ok ? NULL : u->reason, "image_hash", hash[0] ? hash : NULL,
+                                 "reason", u->ok ? NULL : u->reason, "image_hash", rs_digest_json(&u->image_hash),
                                  "signatures", sigs)) != EXIT_OK)
         return EXIT_FAIL;
     if (!u->ok)

@@ -261,6 +261,8 @@ static void roff_files(FILE *f, const rs_command *cmd)
               f);
         return;
     }
+    if (!strcmp(cmd->name, "log"))
+        fputs(".TP\n\\fILOGDIR\\fR\nThe log: its checkpoint, tiles and entry bundles, see \\fBreprosign\\-log\\fR(5).\n", f);
     if (uses_option(cmd, "key") || !strcmp(cmd->name, "token"))
         fputs(".TP\n\\fI/etc/pkcs11/modules/\\fR\np11\\-kit's module configuration: the PKCS#11 modules a pkcs11: URI\n"
               "without module\\-path is looked up in.\n",
@@ -318,9 +320,8 @@ static void write_command_page(FILE *f, const rs_command *cmd)
     fputs(".SH EXAMPLES\n", f);
     roff_example(f, cmd->example ? cmd->example : "reprosign --help");
     fputs(".SH SEE ALSO\n\\fBreprosign\\fR(1)", f);
-    if (!strcmp(cmd->name, "service"))
-        fputs(", \\fBreprosign\\-service.json\\fR(5)", f);
-    fputs("\n", f);
+    fputs(!strcmp(cmd->name, "service") ? ", \\fBreprosign\\-service.json\\fR(5), \\fBreprosign\\-log\\fR(5)\n"
+          : !strcmp(cmd->name, "log")   ? ", \\fBreprosign\\-log\\fR(5)\n" : "\n", f);
 }
 
 static void write_main_page(FILE *f, const rs_command *const *commands, size_t n)
@@ -363,7 +364,7 @@ static void write_main_page(FILE *f, const rs_command *const *commands, size_t n
         page_name(commands[i], name, sizeof(name));
         fprintf(f, "\\fB%s\\fR(1), ", name);
     }
-    fputs("\\fBreprosign\\-service.json\\fR(5)\n", f);
+    fputs("\\fBreprosign\\-service.json\\fR(5), \\fBreprosign\\-log\\fR(5)\n", f);
 }
 
 static int write_page(const char *dir, const char *name, const rs_command *cmd, const rs_command *const *commands,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/bytes.h"
+#include "base/json_values.h"
 
 static const char *const md_names[] = { "sha256", "sha384", "sha512" };
 static EVP_MD *fetched[3];
@@ -53,6 +54,13 @@ void rs_digest_format(const rs_digest *d, char *out, size_t outlen)
 
     rs_hex(d->bytes, d->len, hex);
     snprintf(out, outlen, "%s:%s", rs_md_name(d->md), hex);
+}
+
+json_t *rs_digest_json(const rs_digest *d)
+{
+    const char *alg = rs_md_name(d->md);
+
+    return strcmp(alg, "unknown") ? rs_json_digest(alg, d->bytes, d->len) : NULL;
 }
 
 int rs_digest_equal(const rs_digest *a, const rs_digest *b)

@@ -8,6 +8,7 @@
 
 #include "base/bytes.h"
 #include "base/file.h"
+#include "base/iso_time.h"
 #include "crypto/digest.h"
 
 #define MAX_CERT_FILE (4 * 1024 * 1024)
@@ -124,14 +125,14 @@ void rs_x509_fingerprint(X509 *cert, char out[65])
     rs_hex(md, len, out);
 }
 
+/* Through rs_iso_time, so every time reprosign prints is spelled alike. */
 void rs_asn1_time_iso(const ASN1_TIME *t, char out[32])
 {
     struct tm tm;
 
     out[0] = '\0';
-    if (!t || !ASN1_TIME_to_tm(t, &tm))
-        return;
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (t && ASN1_TIME_to_tm(t, &tm))
+        rs_iso_time(timegm(&tm), out);
 }
 
 char *rs_base64_encode(const uint8_t *data, size_t len)

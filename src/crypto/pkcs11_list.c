@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_values.h"
 #include "crypto/ossl.h"
 #include "crypto/p11kit_lib.h"
 #include "crypto/pkcs11_token.h"
@@ -111,13 +112,13 @@ static json_t *object_json(const list_ctx *c, rs_p11_token *t, CK_OBJECT_HANDLE 
     if (rs_p11_token_attr(t, obj, CKA_ID, &id, &ignored) == 0 && id.len)
         attrs[n++] = (CK_ATTRIBUTE){ CKA_ID, id.data, id.len };
     uri = make_uri(c, &t->slot, attrs, n);
-    o = json_pack("{s:s, s:s%, s:o*, s:s?}", "type", uri_type(class), "label",
+    o = json_pack("{s:s, s:s%, s:o*, s:s*}", "type", uri_type(class), "label",
                   label.data ? (const char *)label.data : "", label.len, "id", id.len ? hex_string(&id) : NULL,
                   "uri", uri);
     if (o && class != CKO_CERTIFICATE)
         json_object_set_new(o, "key_type", json_string(key_type_name(t, obj)));
     if (o && class == CKO_CERTIFICATE)
-        json_object_set_new(o, "subject", cert_subject(t, obj) ?: json_null());
+        rs_json_set(o, "subject", cert_subject(t, obj));
     return o;
 }
 
@@ -156,7 +157,7 @@ static json_t *token_json(const rs_p11_slot *slot, const char *uri)
     _cleanup_free_ char *module = sym_p11_kit_module_get_filename(slot->module);
     const CK_TOKEN_INFO *ti = &slot->token;
 
-    return json_pack("{s:s, s:o, s:o, s:o, s:s?, s:b, s:b, s:s?, s:[]}", "label", slot->label, "manufacturer",
+    return json_pack("{s:s, s:o, s:o, s:o, s:s*, s:b, s:b, s:s*, s:[]}", "label", slot->label, "manufacturer",
                      space_string(ti->manufacturerID, sizeof(ti->manufacturerID)), "model",
                      space_string(ti->model, sizeof(ti->model)), "serial",
                      space_string(ti->serialNumber, sizeof(ti->serialNumber)), "module", module, "initialized",

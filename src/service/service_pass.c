@@ -17,7 +17,7 @@
 
 #include "base/cleanup.h"
 #include "base/file.h"
-#include "base/iso_time.h"
+#include "base/json_values.h"
 #include "crypto/ossl.h"
 #include "crypto/pkcs11_pin.h"
 #include "pipeline/sign_template.h"
@@ -252,31 +252,35 @@ int rs_service_release(rs_service *s, const char *id, bool publish_now, rs_error
     return rc < 0 ? -1 : rs_translog_checkpoint(s->log, err);
 }
 
-/* Times in ISO 8601 UTC (docs/json.md). */
+/* The outputs as the state records them, {name, sha256: HEX, size}, with
+ * the digest written as every --json document writes one (docs/json.md). */
+static json_t *outputs_json(const char *recorded)
+{
+    json_auto_t *list = json_loads(recorded, 0, NULL);
+    json_t *out = json_array(), *o;
+    size_t i;
+
+    json_array_foreach(list, i, o)
+        json_array_append_new(out, json_pack("{s:O, s:o*, s:O}", "name", json_object_get(o, "name"), "digest",
+                                             rs_json_digest_hex("sha256", json_string_value(json_object_get(o, "sha256"))),
+                                             "size", json_object_get(o, "size")));
+    return out;
+}
+
+/* Members that do not apply to a request are left out (docs/json.md). */
 static json_t *row_json(const rs_state_row *r)
 {
-    char arrived[RS_ISO_TIME_MAX], updated[RS_ISO_TIME_MAX], retry[RS_ISO_TIME_MAX];
-    json_t *o;
+    bool failed = r->failure && r->status == RS_REQ_FAILED;
 
-    rs_iso_time((time_t)r->arrived, arrived);
-    rs_iso_time((time_t)r->updated, updated);
-    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:s}", "id", r->req.id, "package",
-                  r->req.package, "source", r->req.source, "suite", r->req.suite, "codename", r->req.codename,
-                  "architecture", r->req.architecture, "version", r->req.version, "embargoed", r->req.embargoed,
-                  "status", rs_req_status_name(r->status), "arrived", arrived, "updated", updated);
-    if (o && r->reason)
-        json_object_set_new(o, "reason", json_string(r->reason));
-    if (o && r->failure && r->status == RS_REQ_FAILED) {
-        json_object_set_new(o, "failure", json_string(r->failure));
-        json_object_set_new(o, "attempts", json_integer(r->attempts));
-        if (r->retry_at) {
-            rs_iso_time((time_t)r->retry_at, retry);
-            json_object_set_new(o, "retry_at", json_string(retry));
-        }
-    }
-    if (o && r->outputs)
-        json_object_set_new(o, "outputs", json_loads(r->outputs, 0, NULL));
-    return o;
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:o*, s:o*, s:s*, s:s*, s:o*, s:o*, s:o*}",
+                     "id", r->req.id, "package", r->req.package, "source", r->req.source, "suite", r->req.suite,
+                     "codename", r->req.codename, "architecture", r->req.architecture, "version", r->req.version,
+                     "embargoed", r->req.embargoed, "status", rs_req_status_name(r->status), "arrived",
+                     rs_json_time((time_t)r->arrived), "updated", rs_json_time((time_t)r->updated), "reason",
+                     r->reason, "failure", failed ? r->failure : NULL, "attempts",
+                     failed ? json_integer(r->attempts) : NULL, "retry_at",
+                     failed && r->retry_at ? rs_json_time((time_t)r->retry_at) : NULL, "outputs",
+                     r->outputs ? outputs_json(r->outputs) : NULL);
 }
 
 int rs_service_status(rs_service *s, json_t **out, rs_error *err)

@@ -108,6 +108,18 @@ void efi_time_from_unix(time_t t, uint8_t out[EFI_TIME_SIZE])
     out[6] = (uint8_t)tm.tm_sec;
 }
 
+bool efi_time_to_unix(const uint8_t t[EFI_TIME_SIZE], time_t *out)
+{
+    struct tm tm = { .tm_year = efi_le16(t) - 1900, .tm_mon = t[2] - 1, .tm_mday = t[3],
+                     .tm_hour = t[4], .tm_min = t[5], .tm_sec = t[6] };
+
+    if (efi_le16(t) < 1900 || efi_le16(t) > 9999 || t[2] < 1 || t[2] > 12 || t[3] < 1 || t[3] > 31 || t[4] > 23 ||
+        t[5] > 59 || t[6] > 59)
+        return false;
+    *out = timegm(&tm);
+    return *out >= 0;
+}
+
 void efi_time_format(const uint8_t t[EFI_TIME_SIZE], char out[32])
 {
     snprintf(out, 32, "%04u-%02u-%02uT%02u:%02u:%02uZ", efi_le16(t), t[2] % 100u, t[3] % 100u, t[4] % 100u,

@@ -50,6 +50,9 @@ const char *efi_guid_name(const efi_guid *g);
 void efi_time_from_unix(time_t t, uint8_t out[EFI_TIME_SIZE]);
 /* "YYYY-MM-DDTHH:MM:SSZ" (the nanosecond and zone fields are ignored). */
 void efi_time_format(const uint8_t t[EFI_TIME_SIZE], char out[32]);
+/* The EFI_TIME as Unix seconds; false when it is all zero (no time, as in
+ * most variables that are not time-authenticated) or not a valid date. */
+bool efi_time_to_unix(const uint8_t t[EFI_TIME_SIZE], time_t *out);
 
 /* Orders two EFI_TIMEs as firmware does (year down to second). */
 int efi_time_compare(const uint8_t a[EFI_TIME_SIZE], const uint8_t b[EFI_TIME_SIZE]);

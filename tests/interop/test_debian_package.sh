@@ -24,6 +24,9 @@ check "... installs /usr/bin/reprosign" grep -q ' \./usr/bin/reprosign$' "$WORK/
 check "... the man pages" bash -c "grep -q 'usr/share/man/man1/reprosign.1.gz' '$WORK/contents' &&
     grep -q 'usr/share/man/man1/reprosign-sign-template.1.gz' '$WORK/contents'"
 check "... reprosign-service.json(5)" grep -q 'usr/share/man/man5/reprosign-service.json.5.gz' "$WORK/contents"
+check "... reprosign-log(5)" grep -q 'usr/share/man/man5/reprosign-log.5.gz' "$WORK/contents"
+check "... and docs/json.md's JSON Schemas beside it" bash -c "grep -q 'usr/share/doc/reprosign/json.md' '$WORK/contents' &&
+    grep -q 'usr/share/doc/reprosign/schemas/efi-list.json\$' '$WORK/contents'"
 check "... the bash completion" grep -q 'usr/share/bash-completion/completions/reprosign$' "$WORK/contents"
 check "... the zsh completion" grep -q 'usr/share/zsh/vendor-completions/_reprosign$' "$WORK/contents"
 check "... and depends on libarchive13 (loaded with dlopen)" bash -c "dpkg-deb -f '$deb' Depends | grep -q libarchive13"

@@ -6,12 +6,13 @@
 need_tool man
 need_tool zsh
 
-MAN5="$TESTS_DIR/../docs/man/reprosign-service.json.5"
 check "the pages render" "$REPROSIGN" __doc man "$WORK"
 check "the bash completion renders" "$REPROSIGN" __doc completion "$WORK/completion"
 check "the zsh completion renders" "$REPROSIGN" __doc zsh "$WORK/_reprosign"
 check "every option is documented and every command has an example" "$REPROSIGN" __doc check
-cp "$MAN5" "$WORK/"
+# The file format pages, written by hand.
+cp "$TESTS_DIR"/../docs/man/*.5 "$WORK/"
+check "reprosign-log(5) is among them" test -f "$WORK/reprosign-log.5"
 
 for page in "$WORK"/*.[15]; do
     name=$(basename "$page")
@@ -23,6 +24,17 @@ for section in NAME SYNOPSIS DESCRIPTION OPTIONS 'EXIT STATUS' ENVIRONMENT FILES
     for page in "$WORK"/reprosign*.1; do
         grep -q "^\.SH $section\$" "$page" || fail "$(basename "$page") has no $section section"
     done
+done
+for section in NAME SYNOPSIS DESCRIPTION FILES EXAMPLES 'SEE ALSO'; do
+    for page in "$WORK"/reprosign*.5; do
+        grep -q "^\.SH $section\$" "$page" || fail "$(basename "$page") has no $section section"
+    done
+done
+for ss in Tiles 'Entry bundles' Checkpoint Entries 'Leaf index' Keys; do
+    grep -qx ".SS $ss" "$WORK/reprosign-log.5" || fail "reprosign-log(5) has no '$ss' subsection"
+done
+for page in reprosign-log.1 reprosign-service.1 reprosign.1 reprosign-service.json.5; do
+    check "$page points to reprosign-log(5)" grep -qF 'reprosign\-log\fR(5)' "$WORK/$page"
 done
 check "service page: exit status 3 for a refused request" grep -q 'exits 1 when a request failed for now' "$WORK/reprosign-service.1"
 check "service page: the systemd environment" bash -c "grep -q NOTIFY_SOCKET '$WORK/reprosign-service.1' && grep -q LISTEN_FDS '$WORK/reprosign-service.1' &&
@@ -99,6 +111,7 @@ expect "reprosign service status --status p" "pending published"
 expect "reprosign service run --o" "--once"
 expect "reprosign chain --sbat-policy ''" "automatic latest"
 expect "reprosign attach-tree --q" "--quiet"
+expect "reprosign log consistency --j" "--json"
 expect "reprosign sign-template -q" "-q"
 expect "reprosign help sign-" "sign-blob sign-template"
 expect "reprosign sig" "sign sign-blob sign-template"

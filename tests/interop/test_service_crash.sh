@@ -67,7 +67,7 @@ for r in st['requests']:
     names = sorted(os.listdir(d))
     assert names == sorted(o['name'] for o in r['outputs']), names
     for o in r['outputs']:
-        assert hashlib.sha256(open(os.path.join(d, o['name']), 'rb').read()).hexdigest() == o['sha256']
+        assert 'sha256:' + hashlib.sha256(open(os.path.join(d, o['name']), 'rb').read()).hexdigest() == o['digest']
     with tarfile.open(os.path.join(d, 'signatures.tar.xz')) as t:
         sigs = {m.name[len('shim-unsigned/'):-4]: hashlib.sha256(t.extractfile(m).read()).hexdigest()
                 for m in t.getmembers() if m.isfile()}
