@@ -18,23 +18,12 @@ n=${2:-1000}
 rounds=${3:-5}
 helper=$build/bench_pkcs11_sign
 raw=$build/bench_pkcs11_raw
-module=/usr/lib/softhsm/libsofthsm2.so
 [ -x "$helper" ] && [ -x "$raw" ] || { echo "bench_pkcs11: build $helper and $raw first" >&2; exit 1; }
-[ -e "$module" ] || { echo "bench_pkcs11: SoftHSM2 ($module) is not installed" >&2; exit 1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir "$work/tokens"
-printf 'directories.tokendir = %s\nobjectstore.backend = file\nlog.level = ERROR\n' "$work/tokens" >"$work/softhsm2.conf"
-export SOFTHSM2_CONF=$work/softhsm2.conf
-softhsm2-util --init-token --free --label bench --pin 1234 --so-pin 5678 >/dev/null
-openssl req -new -x509 -newkey rsa:2048 -nodes -sha256 -days 30 -subj /CN=bench \
-    -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
-openssl pkey -in "$work/key.pem" -outform DER -out "$work/key.der"
-pkcs11-tool --module "$module" --token-label bench --login --pin 1234 \
-    --write-object "$work/key.der" --type privkey --id 01 --label bench >/dev/null 2>&1
-printf '1234\n' >"$work/pin"
-uri="pkcs11:token=bench;object=bench;type=private?module-path=$module&pin-source=file:$work/pin"
+. "$(dirname "$0")/softhsm_token.sh"
+softhsm_token "$work"
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 sign_s() { cut -d' ' -f2; }
