@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rounds=${2:-5}
-rs=$(pwd)/$build/reprosign
+rs=$(realpath "$build")/reprosign
 fixtures=${FIXTURES:-$(pwd)/build/fixtures}
 bench_dir=${BENCH_DIR:-$( [ -w /dev/shm ] && echo /dev/shm || echo /tmp )}
 work=$(mktemp -d -p "$bench_dir")
