@@ -40,10 +40,13 @@ static CK_RV open_one(rs_p11_pool *p, CK_SESSION_HANDLE *s)
     if (rv == CKR_OK)
         return CKR_OK;
     p->n_open--;
-    /* The token counts sessions we could not know of (other processes',
-     * or a limit it does not announce): it has as many as it allows. */
-    if (rv == CKR_SESSION_COUNT && p->n_open > 0)
+    /* A limit the token did not announce (CKR_SESSION_COUNT: sessions of
+     * other processes count too), or no memory for one more: the sessions
+     * the pool has are the ones it keeps. */
+    if (p->n_open > 0)
         p->cap = p->n_open;
+    /* A thread that waited for this session tries for itself. */
+    pthread_cond_broadcast(&p->returned);
     return rv;
 }
 
@@ -61,8 +64,8 @@ CK_RV rs_p11_pool_take(rs_p11_pool *p, CK_SESSION_HANDLE *s)
         if (p->n_open < p->cap) {
             p->n_open++;
             rv = open_one(p, s);
-            /* Refused for want of sessions: wait for one of ours. */
-            if (rv == CKR_OK || !(rv == CKR_SESSION_COUNT && p->n_open > 0))
+            /* Refused: wait for one of ours, if there is one. */
+            if (rv == CKR_OK || p->n_open == 0)
                 break;
             continue;
         }

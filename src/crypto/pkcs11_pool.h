@@ -37,8 +37,8 @@ typedef struct rs_p11_pool {
 /* How many sessions to keep at most, from CK_TOKEN_INFO's
  * ulMaxSessionCount: its count (at least 1) up to RS_P11_POOL_MAX; no limit
  * given (CK_EFFECTIVELY_INFINITE) or none known (CK_UNAVAILABLE_INFORMATION)
- * means RS_P11_POOL_MAX, and a token that then refuses a session sets the
- * limit at the sessions it has. */
+ * means RS_P11_POOL_MAX. A token that then refuses a session sets the
+ * limit at the sessions the pool has. */
 size_t rs_p11_pool_cap(CK_ULONG max_session_count);
 
 /* A pool starting with t's session (logged in already), of at most cap
@@ -48,8 +48,8 @@ void rs_p11_pool_init(rs_p11_pool *p, const rs_p11_token *t, size_t cap);
 void rs_p11_pool_destroy(rs_p11_pool *p);
 
 /* Borrows an idle session, opens one if the pool may grow, or waits for
- * one to come back. Returns the token's error when a session cannot be
- * opened and none is open to wait for. */
+ * one to come back. Returns the token's error only when a session cannot
+ * be opened and the pool has none to wait for. */
 CK_RV rs_p11_pool_take(rs_p11_pool *p, CK_SESSION_HANDLE *s);
 /* Returns a session; a broken one (the token closed it) is dropped. */
 void rs_p11_pool_give(rs_p11_pool *p, CK_SESSION_HANDLE s, bool broken);
