@@ -13,28 +13,14 @@ runs=${2:-3}
 rs=$(pwd)/$build/reprosign
 signfile=/usr/lib/linux-kbuild-6.1/scripts/sign-file
 fixtures=${FIXTURES:-$(pwd)/build/fixtures}
-bash tests/fetch-fixtures.sh "$fixtures" kernel >/dev/null
 # Outputs go to tmpfs when there is one (BENCH_DIR overrides): the floor
 # counts hashing and signing, not the file system creating 2000 inodes.
 bench_dir=${BENCH_DIR:-$( [ -w /dev/shm ] && echo /dev/shm || echo /tmp )}
 work=$(mktemp -d -p "$bench_dir")
 trap 'rm -rf "$work"' EXIT
 
-kroot=$(readlink -f "$fixtures/kernel")
-pkg=$(basename "$kroot")
-mkdir -p "$work/pkgs/$pkg"
-echo "preparing an unsigned copy of $pkg ..."
-(cd "$kroot" && find boot/vmlinuz-* lib/modules -type f \( -name 'vmlinuz-*' -o -name '*.ko' \) | sort) >"$work/files"
-while read -r f; do
-    mkdir -p "$work/pkgs/$pkg/$(dirname "$f")"
-    "$rs" strip "$kroot/$f" --output "$work/pkgs/$pkg/$f"
-done <"$work/files"
-python3 - "$work/files" "$pkg" >"$work/files.json" <<'PY'
-import json, sys
-files = [l.strip() for l in open(sys.argv[1]) if l.strip()]
-print(json.dumps({"packages": {sys.argv[2]: {"trusted_certs": [], "files": [
-    {"sig_type": "efi" if "vmlinuz" in f else "linux-module", "file": f} for f in files]}}}))
-PY
+. bench/kernel_tree.sh
+kernel_tree "$rs" "$fixtures" "$work"
 nfiles=$(wc -l <"$work/files")
 bytes=$(cd "$work/pkgs/$pkg" && cat $(cat "$work/files") | wc -c)
 openssl req -new -x509 -newkey rsa:2048 -nodes -subj /CN=bench -keyout "$work/k.pem" -out "$work/c.pem" 2>/dev/null

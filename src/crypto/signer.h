@@ -62,6 +62,10 @@ int rs_signer_pkcs11_open(const char *uri, rs_signer **out, rs_error *err);
 /* Reads a certificate from a token. When `key` is a PKCS#11 signer on the
  * same token its session is used (no second login); key may be NULL. */
 int rs_signer_pkcs11_cert(const char *uri, rs_signer *key, X509 **out, rs_error *err);
+/* How many sessions a PKCS#11 signer has open on its token: one per thread
+ * that signed at the same time, up to the token's limit (0 for another
+ * backend). */
+size_t rs_signer_pkcs11_sessions(rs_signer *s);
 
 /* Loads a certificate from a file or a pkcs11: URI. */
 int rs_cert_open(const char *spec, X509 **out, rs_error *err);

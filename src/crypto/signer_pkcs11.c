@@ -1,14 +1,15 @@
 /* The PKCS#11 backend: the key stays on the token, digests go in and
- * signatures come out, through one session logged in once. */
+ * signatures come out. One login; each signing thread borrows a session of
+ * its own from a pool (crypto/pkcs11_pool.h). */
 #include <openssl/bn.h>
 #include <openssl/ec.h>
 #include <openssl/objects.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crypto/ossl.h"
 #include "crypto/p11kit_lib.h"
+#include "crypto/pkcs11_pool.h"
 #include "crypto/pkcs11_token.h"
 #include "crypto/pkcs11_uri.h"
 #include "crypto/signer.h"
@@ -18,9 +19,8 @@ typedef struct p11_signer {
     rs_p11_token token;
     CK_OBJECT_HANDLE key;
     CK_MECHANISM_TYPE mechanism;
-    /* A PKCS#11 session runs one operation at a time; signing from several
-     * threads takes turns on it. */
-    pthread_mutex_t lock;
+    rs_p11_pool sessions;  /* set up once the key is found */
+    bool pooled;
 } p11_signer;
 
 DEFINE_POINTER_CLEANUP(rs_x509_sigp, X509_SIG, X509_SIG_free)
@@ -78,20 +78,6 @@ static int ecdsa_to_der(const uint8_t *raw, size_t len, rs_bytes *out, rs_error 
     return der_to_bytes(der, i2d_ECDSA_SIG(sig, &der), out, err);
 }
 
-static CK_RV token_sign(p11_signer *p, const rs_bytes *in, uint8_t *out, CK_ULONG *outlen)
-{
-    CK_MECHANISM mech = { p->mechanism, NULL, 0 };
-    CK_FUNCTION_LIST *f = p->token.slot.module;
-    CK_RV rv;
-
-    pthread_mutex_lock(&p->lock);
-    rv = f->C_SignInit(p->token.session, &mech, p->key);
-    if (rv == CKR_OK)
-        rv = f->C_Sign(p->token.session, in->data, in->len, out, outlen);
-    pthread_mutex_unlock(&p->lock);
-    return rv;
-}
-
 /* Big enough for RSA-16384 and for r || s of any curve, so C_Sign never
  * reports CKR_BUFFER_TOO_SMALL, which would leave the operation active. */
 #define MAX_RAW_SIGNATURE 2048
@@ -111,7 +97,7 @@ static int p11_sign_digest(rs_signer *s, const EVP_MD *md, const uint8_t *digest
     if (p->mechanism == CKM_RSA_PKCS ? digest_info(md, digest, len, &in, err) < 0
                                      : rs_bytes_set(&in, digest, len, err) < 0)
         return -1;
-    rv = token_sign(p, &in, raw, &rawlen);
+    rv = rs_p11_pool_sign(&p->sessions, p->mechanism, p->key, &in, raw, &rawlen);
     if (rv != CKR_OK)
         /* An unplugged or wedged token may come back: try again later. */
         return rs_fail_transient(err, RS_TRANSIENT_TOKEN, "token '%s': signing failed: %s", p->token.slot.label,
@@ -125,8 +111,9 @@ static void p11_destroy(rs_signer *s)
 {
     p11_signer *p = (p11_signer *)s;
 
+    if (p->pooled)
+        rs_p11_pool_destroy(&p->sessions);
     rs_p11_token_close(&p->token);
-    pthread_mutex_destroy(&p->lock);
     free(p);
 }
 
@@ -134,6 +121,13 @@ static const rs_signer_ops p11_ops = {
     .sign_digest = p11_sign_digest,
     .destroy = p11_destroy,
 };
+
+size_t rs_signer_pkcs11_sessions(rs_signer *s)
+{
+    p11_signer *p = s && s->ops == &p11_ops ? (p11_signer *)s : NULL;
+
+    return p && p->pooled ? rs_p11_pool_sessions(&p->sessions) : 0;
+}
 
 static bool attr_true(p11_signer *p, CK_ATTRIBUTE_TYPE type)
 {
@@ -180,11 +174,12 @@ int rs_signer_pkcs11_open(const char *spec, rs_signer **out, rs_error *err)
     if (!p)
         return rs_fail(err, "out of memory");
     p->base.ops = &p11_ops;
-    pthread_mutex_init(&p->lock, NULL);
     s = &p->base;
     if (rs_p11_token_open(&u, &p->token, err) < 0 || rs_p11_token_login(&p->token, &u, err) < 0 ||
         rs_p11_token_find(&p->token, &u, &p->key, err) < 0 || pick_mechanism(p, &u, err) < 0)
         return -1;
+    rs_p11_pool_init(&p->sessions, &p->token, rs_p11_pool_cap(p->token.slot.token.ulMaxSessionCount));
+    p->pooled = true;
     *out = TAKE_PTR(s);
     return 0;
 }
@@ -221,9 +216,14 @@ int rs_signer_pkcs11_cert(const char *spec, rs_signer *key, X509 **out, rs_error
     /* The key's session is logged in already, so a certificate next to it
      * is found even if private, without a second login. */
     if (p && rs_p11_token_is(&p->token, &u)) {
-        pthread_mutex_lock(&p->lock);
-        r = read_cert(&p->token, &u, out, err);
-        pthread_mutex_unlock(&p->lock);
+        rs_p11_token view = p->token;  /* the same token on a borrowed session; never closed */
+        CK_RV rv = rs_p11_pool_take(&p->sessions, &view.session);
+
+        if (rv != CKR_OK)
+            return rs_fail(err, "%s: token '%s': no session: %s", u.display, p->token.slot.label,
+                           sym_p11_kit_strerror(rv));
+        r = read_cert(&view, &u, out, err);
+        rs_p11_pool_give(&p->sessions, view.session, false);
         return r;
     }
     if (rs_p11_token_open(&u, &own, err) < 0)

@@ -119,6 +119,26 @@ if bash "$TESTS_DIR/fetch-fixtures.sh" "$FIXTURES" kernel >/dev/null 2>&1; then
     check "a kernel module signed through pkcs11: equals the PEM signature" \
         bash -c 'REPROSIGN_PKCS11_PIN=1234 "$0" sign --key "$1" --cert "$2" --output "$3/tok.ko" "$3/unsigned.ko" &&
             cmp "$3/tok.ko" "$3/pem.ko"' "$REPROSIGN" "$KEY" "$CERT" "$WORK"
+    # Forty modules on four workers, each signing on a session of its own.
+    kroot=$(readlink -f "$FIXTURES/kernel")
+    pkg=$(basename "$kroot")
+    (cd "$kroot" && find lib/modules -name '*.ko' | sort | head -n 40) >"$WORK/kos"
+    while read -r f; do
+        mkdir -p "$WORK/pkgs/$pkg/$(dirname "$f")"
+        "$REPROSIGN" strip "$kroot/$f" --output "$WORK/pkgs/$pkg/$f" || fail "stripping $f"
+    done <"$WORK/kos"
+    python3 - "$WORK/kos" "$pkg" >"$WORK/files.json" <<'PY'
+import json, sys
+files = [l.strip() for l in open(sys.argv[1]) if l.strip()]
+print(json.dumps({"packages": {sys.argv[2]: {"trusted_certs": [], "files": [
+    {"sig_type": "linux-module", "file": f} for f in files]}}}))
+PY
+    "$REPROSIGN" sign-template --quiet "$WORK/files.json" --packages "$WORK/pkgs" --key "$WORK/rsa.key" \
+        --cert "$WORK/rsa.crt" --jobs 1 --output "$WORK/tpl-pem" || fail "sign-template with the PEM key"
+    check "sign-template --jobs 4 through pkcs11: signs 40 modules as the PEM key does" \
+        bash -c 'REPROSIGN_PKCS11_PIN=1234 "$0" sign-template --quiet "$1/files.json" --packages "$1/pkgs" \
+            --key "$2" --cert "$3" --jobs 4 --output "$1/tpl-tok" && diff -r "$1/tpl-pem/signatures" "$1/tpl-tok/signatures"' \
+        "$REPROSIGN" "$WORK" "$KEY" "$CERT"
 else
     echo "# kernel fixture unavailable: module case skipped"
 fi

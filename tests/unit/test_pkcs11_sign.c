@@ -1,6 +1,8 @@
 /* Signing digests on a SoftHSM2 token through the library: RSA signatures
  * equal the PEM key's byte for byte, ECDSA P-256/P-384 signatures verify
- * with the certificate, and several threads can share one signer.
+ * with the certificate, and several threads share one signer, each on a
+ * session of its own from the pool (crypto/pkcs11_pool.h), or taking turns
+ * on one when the token allows only one.
  * Exits 77 (skip) without SoftHSM2 and pkcs11-tool. */
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
@@ -14,6 +16,7 @@
 
 #include "base/cleanup.h"
 #include "crypto/ossl.h"
+#include "crypto/pkcs11_pool.h"
 #include "crypto/signer.h"
 #include "harness.h"
 
@@ -79,43 +82,88 @@ static bool verifies(rs_signer *s, const EVP_MD *md, const uint8_t *digest, cons
            EVP_PKEY_verify(ctx, sig->data, sig->len, digest, (size_t)EVP_MD_get_size(md)) == 1;
 }
 
+/* Whether sig is what the PEM key gives for the same digest (RSA PKCS#1
+ * v1.5 is deterministic); pem NULL: any signature that verifies. */
+static bool as_pem(rs_signer *pem, const EVP_MD *md, const uint8_t *digest, const uint8_t *sig, size_t len)
+{
+    _cleanup_bytes_ rs_bytes want = { 0 };
+    rs_error err;
+
+    if (!pem)
+        return true;
+    return rs_signer_sign_digest(pem, md, digest, (size_t)EVP_MD_get_size(md), &want, &err) == 0 &&
+           want.len == len && !memcmp(want.data, sig, len);
+}
+
 typedef struct job {
-    rs_signer *s;
+    rs_signer *s, *pem;
     const EVP_MD *md;
+    rs_p11_pool *pool;  /* set: sign on the pool directly with key */
+    CK_OBJECT_HANDLE key;
     int id, ok;
 } job;
+
+/* SHA-256 DigestInfo (RFC 8017, section 9.2, note 1) for CKM_RSA_PKCS. */
+static CK_RV pool_sign(job *j, const uint8_t digest[32], uint8_t *sig, CK_ULONG *siglen)
+{
+    uint8_t info[51] = { 0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65,
+                         0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20 };
+    rs_bytes in = { .data = info, .len = sizeof(info) };
+
+    memcpy(info + 19, digest, 32);
+    return rs_p11_pool_sign(j->pool, CKM_RSA_PKCS, j->key, &in, sig, siglen);
+}
+
+static bool sign_one(job *j, const uint8_t *digest)
+{
+    _cleanup_bytes_ rs_bytes sig = { 0 };
+    uint8_t raw[1024];
+    CK_ULONG rawlen = sizeof(raw);
+    rs_error err;
+
+    if (j->pool)
+        return pool_sign(j, digest, raw, &rawlen) == CKR_OK && as_pem(j->pem, j->md, digest, raw, rawlen);
+    return rs_signer_sign_digest(j->s, j->md, digest, (size_t)EVP_MD_get_size(j->md), &sig, &err) == 0 &&
+           verifies(j->s, j->md, digest, &sig) && as_pem(j->pem, j->md, digest, sig.data, sig.len);
+}
 
 static void *sign_some(void *arg)
 {
     job *j = arg;
 
     for (int i = 0; i < PER_THREAD; i++) {
-        _cleanup_bytes_ rs_bytes sig = { 0 };
         uint8_t digest[EVP_MAX_MD_SIZE];
         int seed = j->id * 1000 + i;
-        rs_error err;
 
         EVP_Digest(&seed, sizeof(seed), digest, NULL, j->md, NULL);
-        if (rs_signer_sign_digest(j->s, j->md, digest, (size_t)EVP_MD_get_size(j->md), &sig, &err) == 0 &&
-            verifies(j->s, j->md, digest, &sig))
+        if (sign_one(j, digest))
             j->ok++;
     }
     return NULL;
 }
 
-static void test_threads(rs_signer *s, const EVP_MD *md)
+static void run_threads(job proto)
 {
     pthread_t t[THREADS];
     job jobs[THREADS];
 
     for (int i = 0; i < THREADS; i++) {
-        jobs[i] = (job){ .s = s, .md = md, .id = i };
+        jobs[i] = proto;
+        jobs[i].id = i;
         CHECK(pthread_create(&t[i], NULL, sign_some, &jobs[i]) == 0);
     }
     for (int i = 0; i < THREADS; i++) {
         pthread_join(t[i], NULL);
         CHECK(jobs[i].ok == PER_THREAD);
     }
+}
+
+/* The signer opens a session for each thread that signs while the others
+ * do, never more than there are threads. */
+static void test_threads(rs_signer *s, rs_signer *pem, const EVP_MD *md)
+{
+    run_threads((job){ .s = s, .pem = pem, .md = md });
+    CHECK(rs_signer_pkcs11_sessions(s) >= 1 && rs_signer_pkcs11_sessions(s) <= THREADS);
 }
 
 static void test_rsa_equals_pem(void)
@@ -140,7 +188,7 @@ static void test_rsa_equals_pem(void)
         rs_bytes_free(&a);
         rs_bytes_free(&b);
     }
-    test_threads(tok, EVP_sha256());
+    test_threads(tok, pem, EVP_sha256());
 }
 
 static void test_ecdsa(int key, const EVP_MD *md)
@@ -153,7 +201,59 @@ static void test_ecdsa(int key, const EVP_MD *md)
         fprintf(stderr, "%s\n", err.msg);
         return;
     }
-    test_threads(tok, md);
+    test_threads(tok, NULL, md);
+}
+
+static void test_pool_cap(void)
+{
+    CHECK(rs_p11_pool_cap(CK_EFFECTIVELY_INFINITE) == RS_P11_POOL_MAX);
+    CHECK(rs_p11_pool_cap(CK_UNAVAILABLE_INFORMATION) == RS_P11_POOL_MAX);
+    CHECK(rs_p11_pool_cap(1) == 1);
+    CHECK(rs_p11_pool_cap(4) == 4);
+    CHECK(rs_p11_pool_cap(RS_P11_POOL_MAX + 1) == RS_P11_POOL_MAX);
+}
+
+static int open_token(rs_p11_uri *u, rs_p11_token *t, CK_OBJECT_HANDLE *key, rs_error *err)
+{
+    if (rs_p11_uri_parse("pkcs11:token=unit;id=%01?module-path=" MODULE "&pin-value=1234", CKO_PRIVATE_KEY, u,
+                         err) < 0 ||
+        rs_p11_token_open(u, t, err) < 0 || rs_p11_token_login(t, u, err) < 0)
+        return -1;
+    return rs_p11_token_find(t, u, key, err);
+}
+
+/* A pool of at most cap sessions: as many distinct sessions as it may
+ * open, the key found in the login session signing in every one of them
+ * exactly as the PEM key does; with cap 1 (a token allowing one session)
+ * the threads take turns on the login session. */
+static void test_pool(size_t cap)
+{
+    _cleanup_p11_uri_ rs_p11_uri u = { 0 };
+    _cleanup_p11_token_ rs_p11_token t = { 0 };
+    _cleanup_(rs_signerp) rs_signer *pem = NULL;
+    CK_SESSION_HANDLE held[THREADS];
+    size_t want = cap < THREADS ? cap : THREADS;
+    CK_OBJECT_HANDLE key;
+    rs_p11_pool pool;
+    rs_error err;
+
+    if (open_token(&u, &t, &key, &err) < 0 || open_signer(0, false, &pem, &err) < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        CHECK(!"token opened");
+        return;
+    }
+    rs_p11_pool_init(&pool, &t, cap);
+    for (size_t i = 0; i < want; i++) {
+        CHECK(rs_p11_pool_take(&pool, &held[i]) == CKR_OK);
+        for (size_t k = 0; k < i; k++)
+            CHECK(held[k] != held[i]);
+    }
+    for (size_t i = 0; i < want; i++)
+        rs_p11_pool_give(&pool, held[i], false);
+    CHECK(rs_p11_pool_sessions(&pool) == want);
+    run_threads((job){ .pem = pem, .md = EVP_sha256(), .pool = &pool, .key = key });
+    CHECK(rs_p11_pool_sessions(&pool) == want);
+    rs_p11_pool_destroy(&pool);
 }
 
 int main(void)
@@ -167,7 +267,10 @@ int main(void)
         sh("rm -rf %s", dir);
         return harness_skip("test_pkcs11_sign", "cannot set up a SoftHSM2 token");
     }
+    test_pool_cap();
     test_rsa_equals_pem();
+    test_pool(THREADS);
+    test_pool(1);
     test_ecdsa(1, EVP_sha256());
     test_ecdsa(2, EVP_sha384());
     r = harness_finish("test_pkcs11_sign");
