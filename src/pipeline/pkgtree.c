@@ -310,7 +310,7 @@ int rs_pkgtree_open(const rs_pkgtree *t, const char *resolved, int *fd, rs_error
 {
     if (t->is_deb)
         return rs_fail(err, "internal error: a .deb is read as a stream");
-    if (rs_open_beneath(t->root_fd, t->origin, resolved, true, fd, err) < 0)
+    if (rs_open_beneath_no_symlinks(t->root_fd, t->origin, resolved, fd, err) < 0)
         return rs_error_prefix(err, "%s/%s: changed since it was resolved", t->origin, resolved);
     return 0;
 }
