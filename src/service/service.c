@@ -29,20 +29,16 @@
 #include "service/state.h"
 #include "translog/log.h"
 
-char *svc_path_join(const char *a, const char *b)
+int svc_file_sha256(const char *path, char hex[65], uint64_t *size, rs_error *err)
 {
-    char *p = NULL;
+    _cleanup_input_ rs_input in = { .fd = -1 };
+    uint8_t h[32];
 
-    return asprintf(&p, "%s/%s", a, b) < 0 ? NULL : p;
-}
-
-/* Makes a rename or a new file in dir survive a power cut. */
-int svc_sync_path(const char *path, rs_error *err)
-{
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-    if (fd < 0 || fsync(fd) < 0)
-        return rs_fail(err, "%s: %s", path, strerror(errno));
+    if (rs_input_open(&in, path, err) < 0 || rs_input_sha256(&in, h, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    rs_hex(h, sizeof(h), hex);
+    if (size)
+        *size = in.size;
     return 0;
 }
 
@@ -86,7 +82,7 @@ static int make_published(const char *dir, rs_error *err)
 static int make_log_key(const char *state_dir, rs_error *err)
 {
     char host[256] = "", name[300];
-    _cleanup_free_ char *prefix = svc_path_join(state_dir, "log");
+    _cleanup_free_ char *prefix = rs_path_join(state_dir, "log");
 
     if (!prefix)
         return rs_fail(err, "out of memory");
@@ -99,8 +95,8 @@ static int make_log_key(const char *state_dir, rs_error *err)
 int rs_service_init(const char *state_dir, const char *config_path, rs_error *err)
 {
     rs_service_config cfg;
-    _cleanup_free_ char *abs = realpath(config_path, NULL), *db = svc_path_join(state_dir, "state.db"),
-                        *staging = svc_path_join(state_dir, "staging");
+    _cleanup_free_ char *abs = realpath(config_path, NULL), *db = rs_path_join(state_dir, "state.db"),
+                        *staging = rs_path_join(state_dir, "staging");
     _cleanup_(rs_statep) rs_state *st = NULL;
     bool own_log_key;
     int rc;
@@ -135,7 +131,7 @@ int rs_service_init(const char *state_dir, const char *config_path, rs_error *er
 
 static int take_lock(rs_service *s, bool *busy, rs_error *err)
 {
-    _cleanup_free_ char *path = svc_path_join(s->dir, "lock");
+    _cleanup_free_ char *path = rs_path_join(s->dir, "lock");
 
     if (!path)
         return rs_fail(err, "out of memory");
@@ -148,7 +144,7 @@ int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, v
                     bool *busy, rs_error *err)
 {
     rs_service *s = calloc(1, sizeof(*s));
-    _cleanup_free_ char *db = svc_path_join(state_dir, "state.db"), *config = NULL;
+    _cleanup_free_ char *db = rs_path_join(state_dir, "state.db"), *config = NULL;
     int rc = 0;
 
     *out = NULL;
@@ -216,14 +212,14 @@ static int open_key(rs_service *s, const rs_key_spec *spec, const rs_key_spec *c
 
 static char *log_dir(rs_service *s)
 {
-    return s->cfg.log_dir ? strdup(s->cfg.log_dir) : svc_path_join(s->dir, "log");
+    return s->cfg.log_dir ? strdup(s->cfg.log_dir) : rs_path_join(s->dir, "log");
 }
 
 int rs_service_load_keys(rs_service *s, rs_error *err)
 {
     const rs_key_spec *seen[2] = { &s->cfg.keys[0], &s->cfg.keys[1] };
     rs_signer *opened[2] = { 0 };
-    _cleanup_free_ char *dir = log_dir(s), *own_key = svc_path_join(s->dir, "log.key");
+    _cleanup_free_ char *dir = log_dir(s), *own_key = rs_path_join(s->dir, "log.key");
 
     if (!dir || !own_key)
         return rs_fail(err, "out of memory");

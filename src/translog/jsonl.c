@@ -21,16 +21,9 @@
 
 /* ---- shared by the writer and the verifier ---- */
 
-static char *join(const char *dir, const char *name)
-{
-    char *p = NULL;
-
-    return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
-}
-
 static int read_text(const char *dir, const char *name, bool may_be_missing, rs_bytes *out, rs_error *err)
 {
-    _cleanup_free_ char *path = join(dir, name);
+    _cleanup_free_ char *path = rs_path_join(dir, name);
 
     memset(out, 0, sizeof(*out));
     if (!path)
@@ -156,7 +149,7 @@ static int parse_head(const json_t *h, head_fields *f, rs_error *err)
 
 static X509 *read_cert_file(const char *dir, rs_error *err)
 {
-    _cleanup_free_ char *path = join(dir, "log-cert.pem");
+    _cleanup_free_ char *path = rs_path_join(dir, "log-cert.pem");
     X509 *cert = NULL;
 
     if (!path) {
@@ -222,7 +215,7 @@ static int remember_request(rs_jsonl *l, const json_t *entry, rs_error *err)
 
 static int write_cert(rs_jsonl *l, rs_error *err)
 {
-    _cleanup_free_ char *path = join(l->dir, "log-cert.pem");
+    _cleanup_free_ char *path = rs_path_join(l->dir, "log-cert.pem");
     _cleanup_(rs_biop) BIO *mem = BIO_new(BIO_s_mem());
     _cleanup_(rs_x509p) X509 *existing = NULL;
     char *pem;
@@ -244,7 +237,7 @@ static int write_cert(rs_jsonl *l, rs_error *err)
 
 static int open_append(rs_jsonl *l, const char *name, off_t keep, int *fd, rs_error *err)
 {
-    _cleanup_free_ char *path = join(l->dir, name);
+    _cleanup_free_ char *path = rs_path_join(l->dir, name);
 
     if (!path)
         return rs_fail(err, "out of memory");
@@ -315,28 +308,13 @@ static int recover(rs_jsonl *l, rs_error *err)
     return 0;
 }
 
-static int write_all(int fd, const char *data, size_t len, rs_error *err)
-{
-    while (len) {
-        ssize_t n = write(fd, data, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return rs_fail(err, "cannot write to the log: %s", strerror(n < 0 ? errno : EIO));
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static int persist(bool *broken, int fd, const char *text, size_t len, rs_error *err)
 {
     if (*broken)
         return rs_fail(err, "the transparency log is in an unknown state after a failed write; restart the service");
     *broken = true;
-    if (write_all(fd, text, len, err) < 0)
-        return -1;
+    if (rs_write_all(fd, text, len) < 0)
+        return rs_fail(err, "cannot write to the log: %s", strerror(errno));
     if (fdatasync(fd) < 0)
         return rs_fail(err, "cannot write to the log: %s", strerror(errno));
     *broken = false;

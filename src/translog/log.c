@@ -26,37 +26,13 @@ uint64_t rs_translog_size(rs_translog *l)
     return l->size;
 }
 
-int rs_log_sync_dir(const char *path, rs_error *err)
-{
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-    if (fd < 0 || fsync(fd) < 0)
-        return rs_fail(err, "%s: %s", path, strerror(errno));
-    return 0;
-}
-
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, data, len);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        data += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 static int write_new(const char *path, const void *data, size_t len, rs_error *err)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc;
 
     if (fd < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    rc = write_all(fd, data, len);
+    rc = rs_write_all(fd, data, len);
     if (close(fd) < 0 || rc < 0) {
         unlink(path);
         return rs_fail(err, "%s: %s", path, strerror(errno));
@@ -170,7 +146,7 @@ int rs_log_put_checkpoint(rs_translog *l, rs_error *err)
         unlink(tmp);
         return rs_fail(err, "%s: %s", path, strerror(e));
     }
-    return rs_log_sync_dir(l->dir, err);
+    return rs_sync_path(l->dir, err);
 }
 
 /* Removes the partial tile of `level` that the tree of old_size had and

@@ -132,7 +132,7 @@ static int create_log(rs_translog *l, rs_error *err)
     if (rc == 0 && rename(tmp, l->dir) < 0)
         rc = rs_fail(err, "%s: %s", l->dir, strerror(errno));
     if (rc == 0)
-        return rs_log_sync_dir(slash ? (slash == parent ? "/" : parent) : ".", err);
+        return rs_sync_path(slash ? (slash == parent ? "/" : parent) : ".", err);
     rs_remove_tree(tmp);
     return -1;
 }
