@@ -124,7 +124,7 @@ int rs_service_init(const char *state_dir, const char *config_path, rs_error *er
         return rs_fail(err, "%s: %s", staging, strerror(errno));
     if (make_private(staging, err) < 0 || (own_log_key && make_log_key(state_dir, err) < 0))
         return -1;
-    if (rs_state_open(db, true, &st, err) < 0 || rs_state_meta_set(st, "config", abs, err) < 0)
+    if (rs_state_create(db, &st, err) < 0 || rs_state_meta_set(st, "config", abs, err) < 0)
         return -1;
     return chmod(db, 0600) == 0 ? 0 : rs_fail(err, "%s: %s", db, strerror(errno));
 }
@@ -164,7 +164,7 @@ int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, v
     if (rc == 0 && exclusive)
         rc = take_lock(s, busy, err);
     if (rc == 0)
-        rc = rs_state_open(db, false, &s->state, err);
+        rc = rs_state_open(db, &s->state, err);
     if (rc == 0 && (rc = rs_state_meta_get(s->state, "config", &config, err)) == 0 && !config)
         rc = rs_fail(err, "%s: the state records no configuration file", state_dir);
     if (rc == 0)
