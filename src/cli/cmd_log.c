@@ -147,7 +147,7 @@ static int do_append(const log_args *a)
 
     if (a->n_pos != 1 || !a->key)
         return cli_usage(&cmd_log, "append takes LOGDIR and --key KEY");
-    if (!batch || rs_translog_open(a->pos[0], a->key, true, &l, &err) < 0)
+    if (!batch || rs_translog_create(a->pos[0], a->key, &l, &err) < 0)
         return batch ? cli_fail(&err) : EXIT_FAIL;
     for (ssize_t got; rc == 0 && (got = getline(&line, &len, stdin)) >= 0;) {
         if (got <= 1)

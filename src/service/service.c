@@ -239,5 +239,5 @@ int rs_service_load_keys(rs_service *s, rs_error *err)
                  "never run so in production");
     if (!opened[0] && !opened[1])
         return rs_fail(err, "no keys are configured");
-    return rs_translog_open(dir, s->cfg.log_key ? s->cfg.log_key : own_key, true, &s->log, err);
+    return rs_translog_create(dir, s->cfg.log_key ? s->cfg.log_key : own_key, &s->log, err);
 }

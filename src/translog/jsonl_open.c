@@ -95,7 +95,10 @@ static int recover(rs_jsonl *l, rs_error *err)
     return 0;
 }
 
-int rs_jsonl_open(const char *dir, rs_signer *signer, bool create, rs_jsonl **out, rs_error *err)
+/* Whether opening a log may make its directory. */
+typedef enum { OPEN_EXISTING, OPEN_OR_CREATE } open_mode;
+
+static int open_log(const char *dir, rs_signer *signer, open_mode mode, rs_jsonl **out, rs_error *err)
 {
     _cleanup_(rs_jsonlp) rs_jsonl *l = calloc(1, sizeof(*l));
 
@@ -109,7 +112,7 @@ int rs_jsonl_open(const char *dir, rs_signer *signer, bool create, rs_jsonl **ou
     pthread_mutex_init(&l->head_mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     pthread_cond_init(&l->head_cv, NULL);
-    if (create && mkdir(dir, 0755) < 0 && errno != EEXIST)
+    if (mode == OPEN_OR_CREATE && mkdir(dir, 0755) < 0 && errno != EEXIST)
         return rs_fail(err, "%s: %s", dir, strerror(errno));
     if (write_cert(l, err) < 0 || recover(l, err) < 0 || rs_jsonl_write_head(l, err) < 0)
         return rs_error_prefix(err, "transparency log");
@@ -118,6 +121,16 @@ int rs_jsonl_open(const char *dir, rs_signer *signer, bool create, rs_jsonl **ou
     l->head_thread_started = true;
     *out = TAKE_PTR(l);
     return 0;
+}
+
+int rs_jsonl_create(const char *dir, rs_signer *signer, rs_jsonl **out, rs_error *err)
+{
+    return open_log(dir, signer, OPEN_OR_CREATE, out, err);
+}
+
+int rs_jsonl_open(const char *dir, rs_signer *signer, rs_jsonl **out, rs_error *err)
+{
+    return open_log(dir, signer, OPEN_EXISTING, out, err);
 }
 
 void rs_jsonl_close(rs_jsonl *l)

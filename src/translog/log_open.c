@@ -79,7 +79,10 @@ int rs_log_load_edge(rs_translog *l, const rs_hash *root, rs_error *err)
     return 0;
 }
 
-static int read_checkpoint(rs_translog *l, bool create, rs_error *err)
+/* Whether opening a log may make it (a missing checkpoint starts it empty). */
+typedef enum { OPEN_EXISTING, OPEN_OR_CREATE } open_mode;
+
+static int read_checkpoint(rs_translog *l, open_mode mode, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
     _cleanup_bytes_ rs_bytes b = { 0 };
@@ -88,7 +91,7 @@ static int read_checkpoint(rs_translog *l, bool create, rs_error *err)
 
     if (asprintf(&path, "%s/checkpoint", l->dir) < 0)
         return rs_fail(err, "out of memory");
-    if (access(path, F_OK) < 0 && errno == ENOENT && create) {
+    if (access(path, F_OK) < 0 && errno == ENOENT && mode == OPEN_OR_CREATE) {
         _cleanup_free_ char *former = NULL;
 
         if (asprintf(&former, "%s/entries.jsonl", l->dir) < 0)
@@ -137,7 +140,7 @@ static int create_log(rs_translog *l, rs_error *err)
     return -1;
 }
 
-int rs_translog_open(const char *dir, const char *key_path, bool create, rs_translog **out, rs_error *err)
+static int open_log(const char *dir, const char *key_path, open_mode mode, rs_translog **out, rs_error *err)
 {
     _cleanup_(rs_translogp) rs_translog *l = calloc(1, sizeof(*l));
     _cleanup_free_ char *lock = NULL;
@@ -155,10 +158,20 @@ int rs_translog_open(const char *dir, const char *key_path, bool create, rs_tran
         return -1;
     if (l->key.alg != RS_NOTE_ALG_ED25519)
         return rs_fail(err, "%s: a cosigner key cannot sign checkpoints", key_path);
-    if (create && access(dir, F_OK) < 0 && errno == ENOENT && create_log(l, err) < 0)
+    if (mode == OPEN_OR_CREATE && access(dir, F_OK) < 0 && errno == ENOENT && create_log(l, err) < 0)
         return -1;
-    if (rs_lock_file(lock, &l->lock_fd, &busy, err) < 0 || read_checkpoint(l, create, err) < 0)
+    if (rs_lock_file(lock, &l->lock_fd, &busy, err) < 0 || read_checkpoint(l, mode, err) < 0)
         return -1;
     *out = TAKE_PTR(l);
     return 0;
+}
+
+int rs_translog_create(const char *dir, const char *key_path, rs_translog **out, rs_error *err)
+{
+    return open_log(dir, key_path, OPEN_OR_CREATE, out, err);
+}
+
+int rs_translog_open(const char *dir, const char *key_path, rs_translog **out, rs_error *err)
+{
+    return open_log(dir, key_path, OPEN_EXISTING, out, err);
 }

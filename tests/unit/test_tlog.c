@@ -124,7 +124,7 @@ static void proofs_read_few_tiles(void)
     rs_bytes e = { 0 };
 
     CHECK(rs_log_keygen("example.org/log", RS_NOTE_ALG_ED25519, at("log"), &err) == 0);
-    CHECK(rs_translog_open(at("big"), at("log.key"), true, &l, &err) == 0);
+    CHECK(rs_translog_create(at("big"), at("log.key"), &l, &err) == 0);
     for (unsigned b = 0; l && b < 70; b++) {
         for (unsigned i = 0; i < 1000; i++)
             batch[i] = entry(b * 1000 + i);
@@ -147,7 +147,7 @@ static void proofs_read_few_tiles(void)
     rs_tile_reader_free(&r);
     rs_bytes_free(&e);
     /* Reopening reads the right edge, and appends go on. */
-    CHECK(rs_translog_open(at("big"), at("log.key"), false, &l, &err) == 0);
+    CHECK(rs_translog_open(at("big"), at("log.key"), &l, &err) == 0);
     if (l) {
         bool found = false;
 
@@ -176,7 +176,7 @@ static void migrate(void)
 
     harness_make_key(at("old.key"), at("old.crt"));
     CHECK(rs_signer_open(at("old.key"), at("old.crt"), &signer, &err) == 0);
-    CHECK(signer && rs_jsonl_open(at("old"), signer, true, &old, &err) == 0);
+    CHECK(signer && rs_jsonl_create(at("old"), signer, &old, &err) == 0);
     for (size_t h = 0; old && h < 4; h++) {
         for (; done < sizes[h]; done++) {
             json_t *e = entry(done);
