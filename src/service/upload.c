@@ -14,6 +14,7 @@
 #include "base/file.h"
 #include "base/spawn.h"
 #include "service/gpgme_sign.h"
+#include "service/json_list.h"
 
 /* upload_command: a program and a few options, as dput -u HOST takes. */
 #define MAX_COMMAND_ARGS 64
@@ -53,24 +54,10 @@ static bool is_fingerprint(const char *s)
 
 static int get_command(const json_t *doc, rs_upload_config *c, rs_error *err)
 {
-    const json_t *list = json_object_get(doc, "upload_command");
-    size_t i;
-    json_t *v;
+    char what[80];
 
-    if (!list)
-        return 0;
-    if (!json_is_array(list) || json_array_size(list) == 0 || json_array_size(list) > MAX_COMMAND_ARGS)
-        return rs_fail(err, "\"upload_command\" must be a list of 1 to %d strings (the program and its options)",
-                       MAX_COMMAND_ARGS);
-    if (!(c->command = calloc(json_array_size(list) + 1, sizeof(char *))))
-        return rs_fail(err, "out of memory");
-    json_array_foreach(list, i, v) {
-        if (!json_is_string(v) || !*json_string_value(v))
-            return rs_fail(err, "\"upload_command\"[%zu] is not a non-empty string", i);
-        if (!(c->command[i] = strdup(json_string_value(v))))
-            return rs_fail(err, "out of memory");
-    }
-    return 0;
+    snprintf(what, sizeof(what), "a list of 1 to %d strings (the program and its options)", MAX_COMMAND_ARGS);
+    return rs_json_string_list(doc, "upload_command", 1, MAX_COMMAND_ARGS, what, &c->command, NULL, err);
 }
 
 int rs_upload_config_parse(const json_t *doc, rs_upload_config *c, rs_error *err)
