@@ -1,7 +1,6 @@
 #include "translog/migrate.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
