@@ -66,15 +66,54 @@ static int sign_head(rs_jsonl *l, json_t *head, rs_error *err)
 
 /* Signs and writes a head over every entry so far, from a snapshot, so
  * appends go on meanwhile. */
+/* The signed head line (with its newline) over tree, adding the leaves
+ * after prev. */
+static char *head_line(rs_jsonl *l, const rs_merkle_frontier *tree, uint64_t prev, json_t *added, rs_error *err)
+{
+    json_auto_t *head = NULL;
+    char *line, *grown;
+    rs_hash root;
+
+    rs_merkle_frontier_root(tree, &root);
+    head = json_pack("{s:I, s:I, s:o, s:I, s:s, s:O}", "size", (json_int_t)tree->size, "prev_size", (json_int_t)prev,
+                     "root", rs_jsonl_hash_json(&root), "time", (json_int_t)time(NULL), "hash", "sha256", "added", added);
+    if (!head) {
+        rs_fail(err, "out of memory");
+        return NULL;
+    }
+    if (sign_head(l, head, err) < 0)
+        return NULL;
+    if (!(line = json_dumps(head, JSON_COMPACT | JSON_SORT_KEYS)) || !(grown = realloc(line, strlen(line) + 2))) {
+        free(line);
+        rs_fail(err, "out of memory");
+        return NULL;
+    }
+    return strcat(grown, "\n");
+}
+
+/* The head now covers tree.size entries: its first n unsigned leaves go. */
+static void drop_signed_leaves(rs_jsonl *l, uint64_t size, size_t n)
+{
+    json_t *rest;
+
+    pthread_mutex_lock(&l->mu);
+    l->head_size = size;
+    rest = json_array();
+    for (size_t i = n; rest && i < json_array_size(l->unsigned_leaves); i++)
+        json_array_append(rest, json_array_get(l->unsigned_leaves, i));
+    if (rest) {
+        json_decref(l->unsigned_leaves);
+        l->unsigned_leaves = rest;
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
 static int write_head_locked(rs_jsonl *l, rs_error *err)
 {
-    json_auto_t *head = NULL, *added = NULL, *rest = NULL;
+    json_auto_t *added = NULL;
     _cleanup_free_ char *line = NULL;
-    char *grown;
     rs_merkle_frontier tree;
     uint64_t prev;
-    rs_hash root;
-    size_t n;
 
     pthread_mutex_lock(&l->mu);
     tree = l->tree;
@@ -85,30 +124,10 @@ static int write_head_locked(rs_jsonl *l, rs_error *err)
         return rs_fail(err, "out of memory");
     if (tree.size == prev)
         return 0;
-    n = json_array_size(added);
-    rs_merkle_frontier_root(&tree, &root);
-    head = json_pack("{s:I, s:I, s:o, s:I, s:s, s:O}", "size", (json_int_t)tree.size, "prev_size", (json_int_t)prev,
-                     "root", rs_jsonl_hash_json(&root), "time", (json_int_t)time(NULL), "hash", "sha256", "added", added);
-    if (!head)
-        return rs_fail(err, "out of memory");
-    if (sign_head(l, head, err) < 0)
+    if (!(line = head_line(l, &tree, prev, added, err)) ||
+        persist(&l->heads_broken, l->heads_fd, line, strlen(line), err) < 0)
         return -1;
-    if (!(line = json_dumps(head, JSON_COMPACT | JSON_SORT_KEYS)) || !(grown = realloc(line, strlen(line) + 2)))
-        return rs_fail(err, "out of memory");
-    line = grown;
-    strcat(line, "\n");
-    if (persist(&l->heads_broken, l->heads_fd, line, strlen(line), err) < 0)
-        return -1;
-    pthread_mutex_lock(&l->mu);
-    l->head_size = tree.size;
-    rest = json_array();
-    for (size_t i = n; rest && i < json_array_size(l->unsigned_leaves); i++)
-        json_array_append(rest, json_array_get(l->unsigned_leaves, i));
-    if (rest) {
-        json_decref(l->unsigned_leaves);
-        l->unsigned_leaves = TAKE_PTR(rest);
-    }
-    pthread_mutex_unlock(&l->mu);
+    drop_signed_leaves(l, tree.size, json_array_size(added));
     return 0;
 }
 
