@@ -29,18 +29,23 @@ typedef struct scan {
     rs_error perr;
 } scan;
 
+/* After the first match, later paragraphs are only parsed, as the
+ * whole-text parser (rs_packages_find) would: the first match counts. */
 static void parse_paragraph(scan *s, size_t len)
 {
-    rs_repo_package pkg;
+    const char *text = (const char *)s->para.data;
+    rs_deb822 *paras = NULL;
+    size_t n = 0;
     bool found;
 
-    if (rs_packages_find((const char *)s->para.data, len, s->package, s->version, s->arch, &pkg, &found, &s->perr) < 0)
+    if (s->found) {
+        if (rs_deb822_parse(text, len, &paras, &n, &s->perr) < 0)
+            s->rc = rs_error_prefix(&s->perr, "the paragraph at line %zu", s->para_line);
+        rs_deb822_free(paras, n);
+    } else if (rs_packages_find(text, len, s->package, s->version, s->arch, s->out, &found, &s->perr) < 0)
         s->rc = rs_error_prefix(&s->perr, "the paragraph at line %zu", s->para_line);
-    else if (found && !s->found) {
-        *s->out = pkg;
-        s->found = true;
-    } else if (found)
-        rs_repo_package_free(&pkg);
+    else
+        s->found = found;
 }
 
 /* Parses para[0, len) and keeps what follows it. */

@@ -18,12 +18,7 @@ static char dir[] = "/tmp/test_log_writer.XXXXXX";
 
 static char *at(const char *name)
 {
-    static char buf[8][512];
-    static int next;
-    char *p = buf[next++ % 8];
-
-    snprintf(p, 512, "%s/%s", dir, name);
-    return p;
+    return harness_path(dir, name);
 }
 
 static json_t *entry(unsigned i)
