@@ -1,7 +1,6 @@
 #include "service/repo.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +77,7 @@ int rs_repo_suite_identity(const rs_repo *r, const char *suite, rs_release_meta 
     *dir_name = NULL;
     if (read_verified_release(r, suite, &text, meta, err) < 0)
         return -1;
-    if (asprintf(&dists, "%s/dists", r->root) < 0 || asprintf(&link, "%s/%s", dists, suite) < 0)
+    if (!(dists = rs_path_join(r->root, "dists")) || !(link = rs_path_join(dists, suite)))
         return rs_fail(err, "out of memory");
     if (!(real_dists = realpath(dists, NULL)) || !(real = realpath(link, NULL)))
         return rs_fail(err, "%s: %s", link, strerror(errno));
@@ -146,47 +145,38 @@ int rs_repo_find(const rs_repo *r, const char *suite, const char *arch, const ch
     return 0;
 }
 
-static int copy_hashing(int in, rs_output *out, EVP_MD_CTX *ctx, uint64_t limit, uint64_t *total, rs_error *err)
+static void hash_chunk(void *md, const uint8_t *data, size_t len)
 {
-    uint8_t buf[65536];
-    ssize_t n;
-
-    *total = 0;
-    while ((n = read(in, buf, sizeof(buf))) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return rs_fail(err, "read: %s", strerror(errno));
-        *total += (uint64_t)n;
-        if (*total > limit)
-            return rs_fail(err, "larger than the %llu bytes its Packages entry lists", (unsigned long long)limit);
-        if (!EVP_DigestUpdate(ctx, buf, (size_t)n) || rs_output_write(out, buf, (size_t)n, err) < 0)
-            return err->msg[0] ? -1 : rs_fail_ssl(err, "SHA-256");
-    }
-    return 0;
+    EVP_DigestUpdate(md, data, len);
 }
 
 int rs_repo_fetch(const rs_repo *r, const rs_repo_package *p, const char *dest, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
-    _cleanup_close_ int fd = -1;
+    _cleanup_input_ rs_input in = { .fd = -1 };
     _cleanup_output_ rs_output out = { .fd = -1 };
-    _cleanup_(rs_mdctxp) EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    _cleanup_(rs_mdctxp) EVP_MD_CTX *md = EVP_MD_CTX_new();
     uint8_t got[32];
-    uint64_t total;
 
-    if (!ctx || asprintf(&path, "%s/%s", r->root, p->filename) < 0)
+    if (!md || !(path = rs_path_join(r->root, p->filename)))
         return rs_fail(err, "out of memory");
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return reachable(path, err) < 0 ? -1 : rs_fail(err, "%s: %s", path, strerror(errno));
-    if (!EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
-        return rs_fail_ssl(err, "SHA-256");
-    err->msg[0] = '\0';
-    if (rs_output_open(&out, dest, 0644, err) < 0 || copy_hashing(fd, &out, ctx, p->size, &total, err) < 0)
+    if (reachable(path, err) < 0)
+        return -1;
+    if (rs_input_open(&in, path, err) < 0)
         return rs_error_prefix(err, "%s", path);
-    if (!EVP_DigestFinal_ex(ctx, got, NULL))
+    if (in.size != p->size)
+        return rs_fail(err, "%s: does not match the size and SHA-256 in the Packages index; refusing to read it", path);
+    if (!EVP_DigestInit_ex(md, EVP_sha256(), NULL))
         return rs_fail_ssl(err, "SHA-256");
-    if (total != p->size || memcmp(got, p->sha256, 32) != 0)
+    if (rs_output_open(&out, dest, 0644, err) < 0)
+        return rs_error_prefix(err, "%s", dest);
+    out.observe = hash_chunk;
+    out.observe_ctx = md;
+    if (rs_output_copy(&out, &in, 0, in.size, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    if (!EVP_DigestFinal_ex(md, got, NULL))
+        return rs_fail_ssl(err, "SHA-256");
+    if (memcmp(got, p->sha256, 32) != 0)
         return rs_fail(err, "%s: does not match the size and SHA-256 in the Packages index; refusing to read it", path);
     return rs_output_commit(&out, err);
 }

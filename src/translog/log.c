@@ -47,7 +47,7 @@ static int put_file(rs_translog *l, const char *rel, const void *data, size_t le
 {
     _cleanup_free_ char *path = NULL, *tmp = NULL;
 
-    if (asprintf(&path, "%s/%s", l->dir, rel) < 0 || asprintf(&tmp, "%s.tmp", path) < 0)
+    if (!(path = rs_path_join(l->dir, rel)) || asprintf(&tmp, "%s.tmp", path) < 0)
         return rs_fail(err, "out of memory");
     if (rs_mkdir_parents(path, err) < 0 || write_new(tmp, data, len, err) < 0)
         return -1;
@@ -126,7 +126,7 @@ int rs_log_put_checkpoint(rs_translog *l, rs_error *err)
     _cleanup_free_ char *text = NULL, *signed_note = NULL, *path = NULL, *tmp = NULL;
 
     rs_merkle_frontier_root(&l->frontier, &root);
-    if (!(text = rs_checkpoint_text(l->key.name, l->size, &root)) || asprintf(&path, "%s/checkpoint", l->dir) < 0 ||
+    if (!(text = rs_checkpoint_text(l->key.name, l->size, &root)) || !(path = rs_path_join(l->dir, "checkpoint")) ||
         asprintf(&tmp, "%s.tmp", path) < 0)
         return rs_fail(err, "out of memory");
     /* Everything the new checkpoint names (files and directory entries)
@@ -157,7 +157,7 @@ static void drop_partial(rs_translog *l, int level, uint64_t old_size)
     _cleanup_free_ char *rel = rs_tile_path(level, index, old_w), *path = NULL;
     char *slash;
 
-    if (old_w == 0 || old_w == new_w || !rel || asprintf(&path, "%s/%s", l->dir, rel) < 0)
+    if (old_w == 0 || old_w == new_w || !rel || !(path = rs_path_join(l->dir, rel)))
         return;
     unlink(path);
     if (new_w == RS_TILE_WIDTH && (slash = strrchr(path, '/'))) {

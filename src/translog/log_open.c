@@ -110,7 +110,7 @@ static int read_checkpoint(rs_translog *l, open_mode mode, rs_error *err)
     _cleanup_(rs_note_free) rs_note note = { 0 };
     _cleanup_(rs_checkpoint_free) rs_checkpoint cp = { 0 };
 
-    if (asprintf(&path, "%s/checkpoint", l->dir) < 0)
+    if (!(path = rs_path_join(l->dir, "checkpoint")))
         return rs_fail(err, "out of memory");
     if (access(path, F_OK) < 0 && errno == ENOENT && mode == OPEN_OR_CREATE) {
         _cleanup_free_ char *former = NULL;
@@ -173,7 +173,7 @@ static int open_log(const char *dir, const char *key_path, open_mode mode, rs_tr
     l->lock_fd = -1;
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->queue_mu, NULL);
-    if (!(l->dir = strdup(dir)) || asprintf(&lock, "%s/.lock", dir) < 0)
+    if (!(l->dir = strdup(dir)) || !(lock = rs_path_join(dir, ".lock")))
         return rs_fail(err, "out of memory");
     if (rs_note_key_load(key_path, true, &l->key, err) < 0)
         return -1;
