@@ -137,8 +137,11 @@ static int take_lock(rs_service *s, bool *busy, rs_error *err)
     return *busy ? rs_fail(err, "%s: a service is already running on this state", s->dir) : -1;
 }
 
-int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, void *note_ctx, rs_service **out,
-                    bool *busy, rs_error *err)
+/* Whether an open takes the state's lock. */
+typedef enum { OPEN_SHARED, OPEN_EXCLUSIVE } open_mode;
+
+static int open_service(const char *state_dir, open_mode mode, rs_note_fn note_fn, void *note_ctx, rs_service **out,
+                        bool *busy, rs_error *err)
 {
     rs_service *s = calloc(1, sizeof(*s));
     _cleanup_free_ char *db = rs_path_join(state_dir, "state.db"), *config = NULL;
@@ -158,7 +161,7 @@ int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, v
         rc = rs_fail(err, "%s: not a service state directory (see 'reprosign service init')", state_dir);
     if (rc == 0)
         rc = check_private(state_dir, err);
-    if (rc == 0 && exclusive)
+    if (rc == 0 && mode == OPEN_EXCLUSIVE)
         rc = take_lock(s, busy, err);
     if (rc == 0)
         rc = rs_state_open(db, &s->state, err);
@@ -172,6 +175,19 @@ int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, v
     }
     *out = s;
     return 0;
+}
+
+int rs_service_open(const char *state_dir, rs_note_fn note, void *note_ctx, rs_service **out, rs_error *err)
+{
+    bool busy;
+
+    return open_service(state_dir, OPEN_SHARED, note, note_ctx, out, &busy, err);
+}
+
+int rs_service_open_exclusive(const char *state_dir, rs_note_fn note, void *note_ctx, rs_service **out, bool *busy,
+                              rs_error *err)
+{
+    return open_service(state_dir, OPEN_EXCLUSIVE, note, note_ctx, out, busy, err);
 }
 
 void rs_service_close(rs_service *s)

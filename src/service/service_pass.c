@@ -224,18 +224,21 @@ static int find_row(rs_service *s, const char *id, rs_state_row **rows, size_t *
     return *row ? 0 : rs_fail(err, "no request %s", id);
 }
 
-int rs_service_release(rs_service *s, const char *id, bool publish_now, rs_error *err)
+int rs_service_release(rs_service *s, const char *id, rs_error *err)
+{
+    if (!rs_valid_request_id(id))
+        return rs_fail(err, "'%s' is not a request id", id);
+    return rs_state_release(s->state, id, err);
+}
+
+int rs_service_release_and_publish(rs_service *s, const char *id, rs_error *err)
 {
     rs_state_row *rows = NULL, *row;
     size_t n = 0;
     int rc;
 
-    if (!rs_valid_request_id(id))
-        return rs_fail(err, "'%s' is not a request id", id);
-    if (rs_state_release(s->state, id, err) < 0)
+    if (rs_service_release(s, id, err) < 0)
         return -1;
-    if (!publish_now)
-        return 0;
     rc = find_row(s, id, &rows, &n, &row, err);
     if (rc == 0)
         rc = svc_publish(s, row, err);
