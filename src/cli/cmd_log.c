@@ -89,10 +89,10 @@ int log_load_keys(const log_args *a, rs_note_key *vkey, rs_note_key *witnesses)
     if (a->min_witnesses > (long)a->n_witnesses)
         return cli_usage(&cmd_log, "--min-witnesses %ld, but only %zu --witness keys", a->min_witnesses,
                          a->n_witnesses);
-    if (rs_note_key_load(a->vkey, false, vkey, &err) < 0)
+    if (rs_note_vkey_load(a->vkey, vkey, &err) < 0)
         return cli_fail(&err);
     for (size_t i = 0; i < a->n_witnesses; i++) {
-        if (rs_note_key_load(a->witness[i], false, &witnesses[i], &err) < 0) {
+        if (rs_note_vkey_load(a->witness[i], &witnesses[i], &err) < 0) {
             log_free_keys(vkey, witnesses, i);
             return cli_fail(&err);
         }

@@ -175,7 +175,7 @@ static int open_log(const char *dir, const char *key_path, open_mode mode, rs_tr
     pthread_mutex_init(&l->queue_mu, NULL);
     if (!(l->dir = strdup(dir)) || !(lock = rs_path_join(dir, ".lock")))
         return rs_fail(err, "out of memory");
-    if (rs_note_key_load(key_path, true, &l->key, err) < 0)
+    if (rs_note_skey_load(key_path, &l->key, err) < 0)
         return -1;
     if (l->key.alg != RS_NOTE_ALG_ED25519)
         return rs_fail(err, "%s: a cosigner key cannot sign checkpoints", key_path);

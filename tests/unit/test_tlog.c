@@ -187,7 +187,7 @@ static void migrate(void)
     if (n != 700 || heads < 4)
         fprintf(stderr, "migrated %llu entries, %llu heads: %s\n", (unsigned long long)n, (unsigned long long)heads, err.msg);
     CHECK(n == 700 && heads >= 4);   /* the old writer also signs heads as it goes */
-    CHECK(rs_note_key_load(at("log.vkey"), false, &vk, &err) == 0);
+    CHECK(rs_note_vkey_load(at("log.vkey"), &vk, &err) == 0);
     CHECK(rs_log_audit(at("new"), &vk, NULL, 0, 0, &res, &err) == 0 && res.size == 700);
     /* Every old signed head's root, read again from the new log's tiles. */
     {
