@@ -14,6 +14,10 @@
 
 typedef struct evp_md_ctx_st EVP_MD_CTX;
 
+/* Inputs are hashed and copied through buffers of this size: large enough
+ * that syscalls cost little, small enough never to matter in memory. */
+#define RS_FILE_CHUNK (256 * 1024)
+
 typedef struct rs_input {
     int fd;
     char *path;

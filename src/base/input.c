@@ -12,8 +12,6 @@
 
 #include "base/cleanup.h"
 
-#define CHUNK (256 * 1024)
-
 /* Probing a format, its headers, section table and trailer take a handful
  * of reads of a few bytes each, all near the start or the end of the file:
  * those come from a window of each end, read once, not from a syscall
@@ -169,10 +167,10 @@ int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md
 
     if (rc != 0)
         return rc < 0 ? -1 : 0;
-    if (!(buf = malloc(len < CHUNK ? (len ? len : 1) : CHUNK)))
+    if (!(buf = malloc(len < RS_FILE_CHUNK ? (len ? len : 1) : RS_FILE_CHUNK)))
         return rs_fail(err, "out of memory");
     while (len) {
-        size_t n = len > CHUNK ? CHUNK : (size_t)len;
+        size_t n = len > RS_FILE_CHUNK ? RS_FILE_CHUNK : (size_t)len;
 
         if (rs_input_read(in, off, buf, n, err) < 0)
             return -1;

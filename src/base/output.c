@@ -14,8 +14,6 @@
 
 #include "base/cleanup.h"
 
-#define CHUNK (256 * 1024)
-
 /* Read once at start-up: umask() can only be read by setting it, which is
  * not safe once worker threads exist. mkstemp() ignores it, so we apply it. */
 static mode_t process_umask = 022;
@@ -154,12 +152,12 @@ int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err)
 
 int rs_output_copy(rs_output *out, const rs_input *in, uint64_t off, uint64_t len, rs_error *err)
 {
-    _cleanup_free_ uint8_t *buf = malloc(len < CHUNK ? (len ? len : 1) : CHUNK);
+    _cleanup_free_ uint8_t *buf = malloc(len < RS_FILE_CHUNK ? (len ? len : 1) : RS_FILE_CHUNK);
 
     if (!buf)
         return rs_fail(err, "out of memory");
     while (len) {
-        size_t n = len > CHUNK ? CHUNK : (size_t)len;
+        size_t n = len > RS_FILE_CHUNK ? RS_FILE_CHUNK : (size_t)len;
 
         if (rs_input_read(in, off, buf, n, err) < 0 || rs_output_write(out, buf, n, err) < 0)
             return -1;

@@ -16,7 +16,6 @@
 /* A stanza is a few KiB (its Description the longest part); far more is
  * not a Packages file. */
 #define MAX_PARAGRAPH (1024 * 1024)
-#define CHUNK (64 * 1024)
 
 typedef struct scan {
     const char *package, *version, *arch;
@@ -89,12 +88,12 @@ static int feed(scan *s, const uint8_t *data, size_t len, rs_error *err)
 
 static int read_all(const rs_input *in, scan *s, EVP_MD_CTX *md, rs_error *err)
 {
-    _cleanup_free_ uint8_t *buf = malloc(CHUNK);
+    _cleanup_free_ uint8_t *buf = malloc(RS_FILE_CHUNK);
 
     if (!buf)
         return rs_fail(err, "out of memory");
     for (uint64_t off = 0; off < in->size;) {
-        size_t n = in->size - off > CHUNK ? CHUNK : (size_t)(in->size - off);
+        size_t n = in->size - off > RS_FILE_CHUNK ? RS_FILE_CHUNK : (size_t)(in->size - off);
 
         if (rs_input_read(in, off, buf, n, err) < 0)
             return -1;
