@@ -50,7 +50,9 @@ static void parse_paragraph(scan *s, size_t len)
 /* Parses para[0, len) and keeps what follows it. */
 static void end_paragraph(scan *s, size_t len)
 {
-    if (s->rc == 0 && len)
+    if (s->rc == 0 && len > MAX_PARAGRAPH)
+        s->rc = rs_fail(&s->perr, "the paragraph at line %zu is over %d bytes", s->para_line, MAX_PARAGRAPH);
+    else if (s->rc == 0 && len)
         parse_paragraph(s, len);
     memmove(s->para.data, s->para.data + len, s->para.len - len);
     s->para.len -= len;
