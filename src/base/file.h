@@ -1,7 +1,11 @@
-/* Files (input.c, output.c, dirs.c, beneath.c, lock.c): inputs are read by position (never loaded whole, never modified;
- * reads of a few bytes near either end come from a window of each end, read
- * once); outputs are written to a temporary file beside the target and renamed
- * into place only on commit, so a failed command leaves nothing behind. */
+/* Files, one job to a source file: input.c, output.c, dirs.c (directories
+ * and paths), beneath.c (opening below a directory), lock.c.
+ *
+ * Inputs are read by position (never loaded whole, never modified; reads
+ * of a few bytes near either end come from a window of each end, read
+ * once); outputs are written to a temporary file beside the target and
+ * renamed into place only on commit, so a failed command leaves nothing
+ * behind. */
 #ifndef RS_FILE_H
 #define RS_FILE_H
 
