@@ -54,7 +54,8 @@ static void end_paragraph(scan *s, size_t len)
         s->rc = rs_fail(&s->perr, "the paragraph at line %zu is over %d bytes", s->para_line, MAX_PARAGRAPH);
     else if (s->rc == 0 && len)
         parse_paragraph(s, len);
-    memmove(s->para.data, s->para.data + len, s->para.len - len);
+    if (s->para.len > len)
+        memmove(s->para.data, s->para.data + len, s->para.len - len);
     s->para.len -= len;
     s->scanned = 0;
     s->para_line = s->line + 1;

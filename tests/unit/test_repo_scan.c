@@ -134,6 +134,18 @@ static void test_crlf_and_no_final_blank(void)
     rs_bytes_free(&b);
 }
 
+/* An empty index has nothing, and that is no error. */
+static void test_empty(void)
+{
+    rs_bytes b = { 0 };
+    rs_repo_package p;
+    rs_error err;
+    bool found = true;
+    rs_release_file f = listed(&b);
+
+    CHECK(find(&f, "shim", "15.8-1", &p, &found, &err) == 0 && !found);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -143,6 +155,7 @@ int main(void)
     test_mismatch();
     test_bad_paragraph();
     test_crlf_and_no_final_blank();
+    test_empty();
     unlink(path);
     rmdir(dir);
     return harness_finish("test_repo_scan");
