@@ -159,7 +159,7 @@ static int set_up(parts *p, char **argv, const char *logdir, rs_error *err)
             return rs_fail(err, "out of memory");
         if (rs_log_keygen("bench.example/reprosign", RS_NOTE_ALG_ED25519, prefix, err) < 0)
             return -1;
-        return rs_translog_open(logdir, key, true, &p->log, err);
+        return rs_translog_create(logdir, key, &p->log, err);
     }
 }
 

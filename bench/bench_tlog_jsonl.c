@@ -22,7 +22,7 @@ static int build(const char *dir, long n, const char *key, const char *cert, rs_
     char digest[80];
     int rc = 0;
 
-    if (rs_signer_open(key, cert, &signer, err) < 0 || rs_jsonl_open(dir, signer, true, &l, err) < 0)
+    if (rs_signer_open(key, cert, &signer, err) < 0 || rs_jsonl_create(dir, signer, &l, err) < 0)
         return -1;
     for (long i = 0; rc == 0 && i < n; i += 1000) {
         json_t *batch[1000];
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
         rs_signer *signer = NULL;
         rs_jsonl *l = NULL;
 
-        rc = rs_signer_open(argv[3], argv[4], &signer, &err) < 0 ? -1 : rs_jsonl_open(argv[2], signer, false, &l, &err);
+        rc = rs_signer_open(argv[3], argv[4], &signer, &err) < 0 ? -1 : rs_jsonl_open(argv[2], signer, &l, &err);
         if (l)
             rs_jsonl_close(l);
         if (signer)

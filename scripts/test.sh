@@ -11,7 +11,7 @@
 #   4. builds the Debian package and runs lintian on it;
 #   5. with REPROSIGN_VALGRIND=1, runs the suite under valgrind memcheck;
 #   6. runs clang's static analyzer over src/ (scripts/scan.sh);
-#   7. runs every libFuzzer target briefly (bench/fuzz.sh, smoke mode).
+#   7. runs every libFuzzer target briefly (tests/fuzz/run.sh, smoke mode).
 set -eu
 cd "$(dirname "$0")/.."
 [ "${REPROSIGN_SKIP_DEPS:-0}" = 1 ] || sh scripts/install-deps.sh
@@ -45,6 +45,6 @@ fi
 # Static analysis: scan-build must report nothing.
 sh scripts/scan.sh build-scan
 
-if [ -x bench/fuzz.sh ]; then
-    bench/fuzz.sh "${REPROSIGN_FUZZ_SECONDS:-20}"
+if [ -x tests/fuzz/run.sh ]; then
+    tests/fuzz/run.sh "${REPROSIGN_FUZZ_SECONDS:-20}"
 fi

@@ -10,16 +10,21 @@ __attribute__((format(printf, 2, 0))) static void set_message(rs_error *err, con
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 }
 
+__attribute__((format(printf, 3, 0))) static void fail_v(rs_error *err, int transient, const char *fmt, va_list ap)
+{
+    if (!err)
+        return;
+    set_message(err, fmt, ap);
+    err->transient = transient;
+}
+
 int rs_fail(rs_error *err, const char *fmt, ...)
 {
     va_list ap;
 
-    if (!err)
-        return -1;
     va_start(ap, fmt);
-    set_message(err, fmt, ap);
+    fail_v(err, 0, fmt, ap);
     va_end(ap);
-    err->transient = 0;
     return -1;
 }
 
@@ -27,12 +32,9 @@ int rs_fail_transient(rs_error *err, int why, const char *fmt, ...)
 {
     va_list ap;
 
-    if (!err)
-        return -1;
     va_start(ap, fmt);
-    set_message(err, fmt, ap);
+    fail_v(err, why, fmt, ap);
     va_end(ap);
-    err->transient = why;
     return -1;
 }
 

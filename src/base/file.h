@@ -1,7 +1,11 @@
-/* Files: inputs are read by position (never loaded whole, never modified;
- * reads of a few bytes near either end come from a window of each end, read
- * once); outputs are written to a temporary file beside the target and renamed
- * into place only on commit, so a failed command leaves nothing behind. */
+/* Files, one job to a source file: input.c, output.c, dirs.c (directories
+ * and paths), beneath.c (opening below a directory), lock.c.
+ *
+ * Inputs are read by position (never loaded whole, never modified; reads
+ * of a few bytes near either end come from a window of each end, read
+ * once); outputs are written to a temporary file beside the target and
+ * renamed into place only on commit, so a failed command leaves nothing
+ * behind. */
 #ifndef RS_FILE_H
 #define RS_FILE_H
 
@@ -13,6 +17,10 @@
 #include "base/error.h"
 
 typedef struct evp_md_ctx_st EVP_MD_CTX;
+
+/* Inputs are hashed and copied through buffers of this size: large enough
+ * that syscalls cost little, small enough never to matter in memory. */
+#define RS_FILE_CHUNK (256 * 1024)
 
 typedef struct rs_input {
     int fd;
@@ -36,6 +44,8 @@ int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md
 int rs_read_file(const char *path, size_t max, rs_bytes *out, rs_error *err);
 /* The same from an open descriptor, which it takes over (name is for errors). */
 int rs_read_fd(int fd, const char *name, size_t max, rs_bytes *out, rs_error *err);
+/* SHA-256 of the whole input, read through a fixed buffer. */
+int rs_input_sha256(const rs_input *in, uint8_t out[32], rs_error *err);
 
 /* Receives every byte written to an output, in order; used for checksums
  * that cover the output as a whole. */
@@ -98,6 +108,10 @@ int rs_write_new_file(const char *path, const void *data, size_t len, mode_t mod
  * file, before a batch of renames makes many outputs visible. */
 int rs_sync_filesystem(const char *path, rs_error *err);
 
+/* Makes path (a file, or a directory's renames and new files) survive a
+ * power cut. */
+int rs_sync_path(const char *path, rs_error *err);
+
 /* Takes an exclusive lock on path (created 0600 if missing), held while
  * *fd stays open and never longer than this process lives. On failure
  * *busy says whether another process holds it. The file must not be opened
@@ -106,22 +120,34 @@ int rs_lock_file(const char *path, int *fd, bool *busy, rs_error *err);
 
 /* Opens rel, below the directory dir (named dir_name in errors), for
  * reading. A path that leaves dir (through "..", an absolute symlink or one
- * that climbs out) is refused, and with no_symlinks any symlink on the way
- * is: a path resolved earlier has none, so one found now was put there
- * since. The error says which. */
-int rs_open_beneath(int dir, const char *dir_name, const char *rel, bool no_symlinks, int *fd, rs_error *err);
-/* What it falls back to without openat2 (Linux before 5.6, valgrind, or a
- * sandbox that filters it): the same rules, one component at a time, with
- * every directory opened O_NOFOLLOW below the last. */
-int rs_open_beneath_walk(int dir, const char *dir_name, const char *rel, bool no_symlinks, int *fd, rs_error *err);
+ * that climbs out) is refused; the error says which. */
+int rs_open_beneath(int dir, const char *dir_name, const char *rel, int *fd, rs_error *err);
+/* The same, refusing any symlink on the way: a path resolved earlier has
+ * none, so one found now was put there since. */
+int rs_open_beneath_no_symlinks(int dir, const char *dir_name, const char *rel, int *fd, rs_error *err);
 
-/* write() until all of data is written; -1 with errno on failure. */
+typedef struct rs_beneath_opts {
+    bool no_symlinks;   /* refuse any symlink on the way */
+    /* Walk one component at a time, every directory opened O_NOFOLLOW below
+     * the last, as without openat2 (Linux before 5.6, valgrind, or a
+     * sandbox that filters it), which falls back to it; for tests. */
+    bool walk;
+} rs_beneath_opts;
+int rs_open_beneath_with(int dir, const char *dir_name, const char *rel, const rs_beneath_opts *opts, int *fd,
+                         rs_error *err);
+
+/* a/b, newly allocated; NULL when out of memory. */
+char *rs_path_join(const char *a, const char *b);
+
+/* Writes all of data to fd, resuming after signals; -1 with errno set. */
 int rs_write_all(int fd, const void *data, size_t len);
 
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
-/* Writes all of data to fd, resuming after signals; -1 with errno set. */
-int rs_write_all(int fd, const void *data, size_t len);
+/* Copies a file to dst through a fixed buffer (never the whole file in
+ * memory), synced, then renamed into place. The copy gets exactly mode,
+ * whatever the umask: a copy that is published must stay readable. */
+int rs_copy_file(const char *src, const char *dst, mode_t mode, rs_error *err);
 
 /* Registers an output so a fatal signal removes its temporary file. */
 void rs_output_track_signals(void);

@@ -94,10 +94,10 @@ int log_load_keys(const log_args *a, rs_note_key *vkey, rs_note_key *witnesses)
     if (a->min_witnesses > (long)a->n_witnesses)
         return cli_usage(&cmd_log, "--min-witnesses %ld, but only %zu --witness keys", a->min_witnesses,
                          a->n_witnesses);
-    if (rs_note_key_load(a->vkey, false, vkey, &err) < 0)
+    if (rs_note_vkey_load(a->vkey, vkey, &err) < 0)
         return cli_fail(&err);
     for (size_t i = 0; i < a->n_witnesses; i++) {
-        if (rs_note_key_load(a->witness[i], false, &witnesses[i], &err) < 0) {
+        if (rs_note_vkey_load(a->witness[i], &witnesses[i], &err) < 0) {
             log_free_keys(vkey, witnesses, i);
             return cli_fail(&err);
         }
@@ -181,7 +181,7 @@ static int do_append(const log_args *a)
 
     if (a->n_pos != 1 || !a->key)
         return cli_usage(&cmd_log, "append takes LOGDIR and --key KEY");
-    if (!batch || rs_translog_open(a->pos[0], a->key, true, &l, &err) < 0)
+    if (!batch || rs_translog_create(a->pos[0], a->key, &l, &err) < 0)
         return batch ? cli_fail(&err) : EXIT_FAIL;
     for (ssize_t got; rc == 0 && (got = getline(&line, &len, stdin)) >= 0;) {
         if (got <= 1)

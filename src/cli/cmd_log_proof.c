@@ -218,7 +218,7 @@ int log_cosign(const log_args *a)
         return cli_usage(&cmd_log, "cosign takes LOGDIR, OLD-CHECKPOINT and --key WITNESS-KEY");
     if ((rc = log_load_keys(a, &vkey, witnesses)) != EXIT_OK)
         return rc;
-    rc = rs_note_key_load(a->key, true, &key, &err) < 0 ||
+    rc = rs_note_skey_load(a->key, &key, &err) < 0 ||
          check_extends(a->pos[0], a->pos[1], &vkey, &old, &cp, &msg, &proof, &err) < 0 ||
          rs_note_parse(msg, strlen(msg), &note, &err) < 0 ||
          rs_note_cosign_line(&key, note.text, (uint64_t)time(NULL), &line, &err) < 0;

@@ -118,7 +118,7 @@ static int do_run(const cli_service_args *a)
     int rc;
 
     signal(SIGPIPE, SIG_IGN);
-    if (rs_service_open(a->state, true, cli_service_note, NULL, &s, &busy, &err) < 0)
+    if (rs_service_open_exclusive(a->state, cli_service_note, NULL, &s, &busy, &err) < 0)
         return cli_fail(&err);
     rc = rs_service_load_keys(s, &err);
     if (rc == 0 && a->once) {

@@ -76,7 +76,7 @@ int cli_service_status(const cli_service_args *a)
 {
     rs_service *s = NULL;
     json_t *doc = NULL, *list;
-    bool busy, known = !a->status;
+    bool known = !a->status;
     rs_error err;
     int rc;
 
@@ -84,7 +84,7 @@ int cli_service_status(const cli_service_args *a)
         known |= !strcmp(a->status, states[i]);
     if (!known)
         return cli_usage(&cmd_service, "--status takes pending, signed, held, published or failed");
-    if (rs_service_open(a->state, false, NULL, NULL, &s, &busy, &err) < 0)
+    if (rs_service_open(a->state, NULL, NULL, &s, &err) < 0)
         return cli_fail(&err);
     rc = rs_service_status(s, &doc, &err);
     rs_service_close(s);
@@ -110,14 +110,14 @@ int cli_service_release(const cli_service_args *a, const char *id)
     rs_error err;
     int rc;
 
-    if (rs_service_open(a->state, true, cli_service_note, NULL, &s, &busy, &err) < 0) {
-        if (!busy || rs_service_open(a->state, false, cli_service_note, NULL, &s, &busy, &err) < 0)
+    if (rs_service_open_exclusive(a->state, cli_service_note, NULL, &s, &busy, &err) < 0) {
+        if (!busy || rs_service_open(a->state, cli_service_note, NULL, &s, &err) < 0)
             return cli_fail(&err);
     }
     now = !busy;
     rc = now ? rs_service_load_keys(s, &err) : 0;
     if (rc == 0)
-        rc = rs_service_release(s, id, now, &err);
+        rc = now ? rs_service_release_and_publish(s, id, &err) : rs_service_release(s, id, &err);
     if (rc == 0)
         printf(now ? "%s: released and published to %s/%s\n"
                    : "%s: released; the running service publishes it to %s/%s on its next pass\n",
@@ -130,11 +130,10 @@ int cli_service_retry(const cli_service_args *a, const char *id)
 {
     rs_service *s = NULL;
     size_t n = 0;
-    bool busy;
     rs_error err;
     int rc;
 
-    if (rs_service_open(a->state, false, NULL, NULL, &s, &busy, &err) < 0)
+    if (rs_service_open(a->state, NULL, NULL, &s, &err) < 0)
         return cli_fail(&err);
     rc = rs_service_retry(s, id, &n, &err);
     rs_service_close(s);

@@ -135,7 +135,7 @@ static int open_target(const tree_job *t, const entry *e, const char *path, rs_i
 {
     int fd;
 
-    if (rs_open_beneath(t->root_fd, t->o->root, e->rel, false, &fd, err) < 0)
+    if (rs_open_beneath(t->root_fd, t->o->root, e->rel, &fd, err) < 0)
         return rs_error_prefix(err, "%s", path);
     return rs_image_open_fd(img, fd, path, err);
 }

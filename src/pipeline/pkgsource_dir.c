@@ -82,7 +82,7 @@ static int dir_lookup(rs_pkgtree *t, const char *name, rs_node_type *type, char 
 
 static int dir_reopen(const rs_pkgtree *t, const char *name, int *fd, rs_error *err)
 {
-    if (rs_open_beneath(root_fd(t), t->origin, name, true, fd, err) < 0)
+    if (rs_open_beneath_no_symlinks(root_fd(t), t->origin, name, fd, err) < 0)
         return rs_error_prefix(err, "%s/%s: changed since it was resolved", t->origin, name);
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "base/cleanup.h"
 #include "base/file.h"
+#include "service/json_list.h"
 
 #define MAX_CONFIG (1024 * 1024)
 #define MAX_LIST 4096
@@ -133,22 +134,8 @@ static int get_keys(const json_t *doc, rs_service_config *c, rs_error *err)
 
 static int get_suites(const json_t *doc, rs_service_config *c, rs_error *err)
 {
-    const json_t *list = json_object_get(doc, "embargoed_suites");
-    size_t i;
-    json_t *v;
-
-    if (!list)
-        return 0;
-    if (!json_is_array(list) || json_array_size(list) > MAX_LIST)
-        return rs_fail(err, "\"embargoed_suites\" must be a list of suite names");
-    if (!(c->embargoed_suites = calloc(json_array_size(list) + 1, sizeof(char *))))
-        return rs_fail(err, "out of memory");
-    json_array_foreach(list, i, v) {
-        if (!json_is_string(v) || !(c->embargoed_suites[i] = strdup(json_string_value(v))))
-            return rs_fail(err, "\"embargoed_suites\"[%zu] is not a string", i);
-        c->n_embargoed_suites = i + 1;
-    }
-    return 0;
+    return rs_json_string_list(doc, "embargoed_suites", 0, MAX_LIST, "a list of suite names", &c->embargoed_suites,
+                               &c->n_embargoed_suites, err);
 }
 
 static int get_ids(const json_t *sock, const char *name, unsigned **out, size_t *n, rs_error *err)

@@ -30,6 +30,8 @@ int rs_deb822_parse(const char *text, size_t len, rs_deb822 **paras, size_t *n, 
 void rs_deb822_free(rs_deb822 *paras, size_t n);
 /* Field names compare case-insensitively, as in Debian policy. */
 const char *rs_deb822_get(const rs_deb822 *p, const char *name);
+/* Whether a line is empty or white space only: the end of a paragraph. */
+bool rs_deb822_blank(const char *s, size_t len);
 
 typedef struct rs_repo_package {
     char *package;

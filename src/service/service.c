@@ -1,48 +1,41 @@
 #include "service/service_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <limits.h>
-#include <openssl/sha.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/bytes.h"
 #include "base/cleanup.h"
+#include "base/error.h"
 #include "base/file.h"
-#include "base/iso_time.h"
 #include "crypto/ossl.h"
 #include "crypto/pkcs11_pin.h"
-#include "pipeline/sign_template.h"
+#include "crypto/signer.h"
 #include "pipeline/template.h"
-#include "service/gpgv.h"
+#include "service/config.h"
+#include "service/daemon.h"
 #include "service/metrics.h"
-#include "service/release_meta.h"
 #include "service/repo.h"
+#include "service/service.h"
 #include "service/state.h"
 #include "translog/log.h"
+#include "translog/note.h"
 
-char *svc_path_join(const char *a, const char *b)
+int svc_file_sha256(const char *path, char hex[65], uint64_t *size, rs_error *err)
 {
-    char *p = NULL;
+    _cleanup_input_ rs_input in = { .fd = -1 };
+    uint8_t h[32];
 
-    return asprintf(&p, "%s/%s", a, b) < 0 ? NULL : p;
-}
-
-/* Makes a rename or a new file in dir survive a power cut. */
-int svc_sync_path(const char *path, rs_error *err)
-{
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-    if (fd < 0 || fsync(fd) < 0)
-        return rs_fail(err, "%s: %s", path, strerror(errno));
+    if (rs_input_open(&in, path, err) < 0 || rs_input_sha256(&in, h, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    rs_hex(h, sizeof(h), hex);
+    if (size)
+        *size = in.size;
     return 0;
 }
 
@@ -86,7 +79,7 @@ static int make_published(const char *dir, rs_error *err)
 static int make_log_key(const char *state_dir, rs_error *err)
 {
     char host[256] = "", name[300];
-    _cleanup_free_ char *prefix = svc_path_join(state_dir, "log");
+    _cleanup_free_ char *prefix = rs_path_join(state_dir, "log");
 
     if (!prefix)
         return rs_fail(err, "out of memory");
@@ -99,8 +92,8 @@ static int make_log_key(const char *state_dir, rs_error *err)
 int rs_service_init(const char *state_dir, const char *config_path, rs_error *err)
 {
     rs_service_config cfg;
-    _cleanup_free_ char *abs = realpath(config_path, NULL), *db = svc_path_join(state_dir, "state.db"),
-                        *staging = svc_path_join(state_dir, "staging");
+    _cleanup_free_ char *abs = realpath(config_path, NULL), *db = rs_path_join(state_dir, "state.db"),
+                        *staging = rs_path_join(state_dir, "staging");
     _cleanup_(rs_statep) rs_state *st = NULL;
     bool own_log_key;
     int rc;
@@ -128,14 +121,14 @@ int rs_service_init(const char *state_dir, const char *config_path, rs_error *er
         return rs_fail(err, "%s: %s", staging, strerror(errno));
     if (make_private(staging, err) < 0 || (own_log_key && make_log_key(state_dir, err) < 0))
         return -1;
-    if (rs_state_open(db, true, &st, err) < 0 || rs_state_meta_set(st, "config", abs, err) < 0)
+    if (rs_state_create(db, &st, err) < 0 || rs_state_meta_set(st, "config", abs, err) < 0)
         return -1;
     return chmod(db, 0600) == 0 ? 0 : rs_fail(err, "%s: %s", db, strerror(errno));
 }
 
 static int take_lock(rs_service *s, bool *busy, rs_error *err)
 {
-    _cleanup_free_ char *path = svc_path_join(s->dir, "lock");
+    _cleanup_free_ char *path = rs_path_join(s->dir, "lock");
 
     if (!path)
         return rs_fail(err, "out of memory");
@@ -144,11 +137,14 @@ static int take_lock(rs_service *s, bool *busy, rs_error *err)
     return *busy ? rs_fail(err, "%s: a service is already running on this state", s->dir) : -1;
 }
 
-int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, void *note_ctx, rs_service **out,
-                    bool *busy, rs_error *err)
+/* Whether an open takes the state's lock. */
+typedef enum { OPEN_SHARED, OPEN_EXCLUSIVE } open_mode;
+
+static int open_service(const char *state_dir, open_mode mode, rs_note_fn note_fn, void *note_ctx, rs_service **out,
+                        bool *busy, rs_error *err)
 {
     rs_service *s = calloc(1, sizeof(*s));
-    _cleanup_free_ char *db = svc_path_join(state_dir, "state.db"), *config = NULL;
+    _cleanup_free_ char *db = rs_path_join(state_dir, "state.db"), *config = NULL;
     int rc = 0;
 
     *out = NULL;
@@ -165,10 +161,10 @@ int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, v
         rc = rs_fail(err, "%s: not a service state directory (see 'reprosign service init')", state_dir);
     if (rc == 0)
         rc = check_private(state_dir, err);
-    if (rc == 0 && exclusive)
+    if (rc == 0 && mode == OPEN_EXCLUSIVE)
         rc = take_lock(s, busy, err);
     if (rc == 0)
-        rc = rs_state_open(db, false, &s->state, err);
+        rc = rs_state_open(db, &s->state, err);
     if (rc == 0 && (rc = rs_state_meta_get(s->state, "config", &config, err)) == 0 && !config)
         rc = rs_fail(err, "%s: the state records no configuration file", state_dir);
     if (rc == 0)
@@ -179,6 +175,19 @@ int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note_fn, v
     }
     *out = s;
     return 0;
+}
+
+int rs_service_open(const char *state_dir, rs_note_fn note, void *note_ctx, rs_service **out, rs_error *err)
+{
+    bool busy;
+
+    return open_service(state_dir, OPEN_SHARED, note, note_ctx, out, &busy, err);
+}
+
+int rs_service_open_exclusive(const char *state_dir, rs_note_fn note, void *note_ctx, rs_service **out, bool *busy,
+                              rs_error *err)
+{
+    return open_service(state_dir, OPEN_EXCLUSIVE, note, note_ctx, out, busy, err);
 }
 
 void rs_service_close(rs_service *s)
@@ -216,14 +225,14 @@ static int open_key(rs_service *s, const rs_key_spec *spec, const rs_key_spec *c
 
 static char *log_dir(rs_service *s)
 {
-    return s->cfg.log_dir ? strdup(s->cfg.log_dir) : svc_path_join(s->dir, "log");
+    return s->cfg.log_dir ? strdup(s->cfg.log_dir) : rs_path_join(s->dir, "log");
 }
 
 int rs_service_load_keys(rs_service *s, rs_error *err)
 {
     const rs_key_spec *seen[2] = { &s->cfg.keys[0], &s->cfg.keys[1] };
     rs_signer *opened[2] = { 0 };
-    _cleanup_free_ char *dir = log_dir(s), *own_key = svc_path_join(s->dir, "log.key");
+    _cleanup_free_ char *dir = log_dir(s), *own_key = rs_path_join(s->dir, "log.key");
 
     if (!dir || !own_key)
         return rs_fail(err, "out of memory");
@@ -243,5 +252,5 @@ int rs_service_load_keys(rs_service *s, rs_error *err)
                  "never run so in production");
     if (!opened[0] && !opened[1])
         return rs_fail(err, "no keys are configured");
-    return rs_translog_open(dir, s->cfg.log_key ? s->cfg.log_key : own_key, true, &s->log, err);
+    return rs_translog_create(dir, s->cfg.log_key ? s->cfg.log_key : own_key, &s->log, err);
 }

@@ -28,10 +28,13 @@ typedef struct rs_service rs_service;
  * file, which is checked first. */
 int rs_service_init(const char *state_dir, const char *config_path, rs_error *err);
 
-/* Opens a state directory. With exclusive, takes its lock (one running
- * service at a time) or fails; *busy tells when another holds it. */
-int rs_service_open(const char *state_dir, bool exclusive, rs_note_fn note, void *note_ctx, rs_service **out,
-                    bool *busy, rs_error *err);
+/* Opens a state directory beside a running service (status, retry,
+ * release without publishing). */
+int rs_service_open(const char *state_dir, rs_note_fn note, void *note_ctx, rs_service **out, rs_error *err);
+/* The same, taking its lock (one running service at a time) or failing;
+ * *busy tells when another holds it. */
+int rs_service_open_exclusive(const char *state_dir, rs_note_fn note, void *note_ctx, rs_service **out, bool *busy,
+                              rs_error *err);
 void rs_service_close(rs_service *s);
 
 /* Opens the keys (once: a token's PIN is asked for here) and the log. */
@@ -59,9 +62,11 @@ int rs_service_retry(rs_service *s, const char *id, size_t *n, rs_error *err);
  * poll_interval seconds until *stop is set. */
 int rs_service_serve(rs_service *s, volatile sig_atomic_t *stop, rs_error *err);
 
-/* Releases a held request. With the lock held (exclusive open, keys
- * loaded), publishes it now; otherwise the running service will. */
-int rs_service_release(rs_service *s, const char *id, bool publish_now, rs_error *err);
+/* Releases a held request: the running service publishes it. */
+int rs_service_release(rs_service *s, const char *id, rs_error *err);
+/* Releases a held request and publishes it now; needs the lock (an
+ * exclusive open) and the keys loaded. */
+int rs_service_release_and_publish(rs_service *s, const char *id, rs_error *err);
 
 /* {"requests": [{id, package, version, suite, status, ...}], "log_size": N} */
 int rs_service_status(rs_service *s, json_t **out, rs_error *err);

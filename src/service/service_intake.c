@@ -1,33 +1,22 @@
 #include "service/service_internal.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <limits.h>
-#include <openssl/sha.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/bytes.h"
 #include "base/cleanup.h"
+#include "base/error.h"
 #include "base/file.h"
-#include "base/iso_time.h"
 #include "crypto/ossl.h"
-#include "crypto/pkcs11_pin.h"
-#include "pipeline/sign_template.h"
-#include "pipeline/template.h"
+#include "service/config.h"
 #include "service/gpgv.h"
-#include "service/metrics.h"
 #include "service/release_meta.h"
 #include "service/repo.h"
+#include "service/requests.h"
 #include "service/state.h"
-#include "translog/log.h"
 
 /* ---- requests ---- */
 

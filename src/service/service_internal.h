@@ -17,7 +17,6 @@
 #include "translog/log.h"
 
 #define MAX_REQUESTS_FILE (64 * 1024 * 1024)
-#define MAX_OUTPUT_FILE ((size_t)2 << 30)
 
 struct rs_service {
     char *dir;
@@ -45,9 +44,9 @@ typedef struct stage {
     char *dir, *pub, *work, *template_deb, *probe, *debs, *out, *made;
 } stage;
 
-char *svc_path_join(const char *a, const char *b);
-/* Makes a rename or a new file in dir survive a power cut. */
-int svc_sync_path(const char *path, rs_error *err);
+/* The SHA-256 (in hex) and size of a file, read through a fixed buffer;
+ * errors name the file. size may be NULL. */
+int svc_file_sha256(const char *path, char hex[65], uint64_t *size, rs_error *err);
 /* The archive as the configuration names it, with its age limit. */
 rs_repo svc_archive(const rs_service *s);
 /* Reads requests.json and records the new requests. */

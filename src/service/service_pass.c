@@ -1,31 +1,23 @@
 #include "service/service_internal.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <limits.h>
-#include <openssl/sha.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/error.h"
 #include "base/file.h"
 #include "base/json_values.h"
 #include "crypto/ossl.h"
-#include "crypto/pkcs11_pin.h"
-#include "pipeline/sign_template.h"
-#include "pipeline/template.h"
-#include "service/gpgv.h"
+#include "service/daemon.h"
 #include "service/metrics.h"
 #include "service/release_meta.h"
 #include "service/repo.h"
+#include "service/requests.h"
+#include "service/server.h"
+#include "service/service.h"
 #include "service/state.h"
 #include "translog/log.h"
 
@@ -232,18 +224,21 @@ static int find_row(rs_service *s, const char *id, rs_state_row **rows, size_t *
     return *row ? 0 : rs_fail(err, "no request %s", id);
 }
 
-int rs_service_release(rs_service *s, const char *id, bool publish_now, rs_error *err)
+int rs_service_release(rs_service *s, const char *id, rs_error *err)
+{
+    if (!rs_valid_request_id(id))
+        return rs_fail(err, "'%s' is not a request id", id);
+    return rs_state_release(s->state, id, err);
+}
+
+int rs_service_release_and_publish(rs_service *s, const char *id, rs_error *err)
 {
     rs_state_row *rows = NULL, *row;
     size_t n = 0;
     int rc;
 
-    if (!rs_valid_request_id(id))
-        return rs_fail(err, "'%s' is not a request id", id);
-    if (rs_state_release(s->state, id, err) < 0)
+    if (rs_service_release(s, id, err) < 0)
         return -1;
-    if (!publish_now)
-        return 0;
     rc = find_row(s, id, &rows, &n, &row, err);
     if (rc == 0)
         rc = svc_publish(s, row, err);

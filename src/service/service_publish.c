@@ -3,10 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <limits.h>
 #include <openssl/sha.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +13,16 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/error.h"
 #include "base/file.h"
-#include "base/iso_time.h"
 #include "crypto/ossl.h"
 #include "crypto/pkcs11_pin.h"
-#include "pipeline/sign_template.h"
 #include "pipeline/template.h"
-#include "service/gpgv.h"
-#include "service/metrics.h"
+#include "service/daemon.h"
 #include "service/release_meta.h"
 #include "service/repo.h"
 #include "service/state.h"
+#include "service/upload.h"
 #include "translog/log.h"
 
 /* ---- publishing ---- */
@@ -63,14 +59,12 @@ static int copy_dir(const char *from, const char *to, rs_error *err)
     if (n < 0)
         return rs_fail(err, "%s: %s", from, strerror(errno));
     for (int i = 0; i < n; i++) {
-        _cleanup_free_ char *src = svc_path_join(from, names[i]->d_name), *dst = svc_path_join(to, names[i]->d_name);
-        _cleanup_bytes_ rs_bytes data = { 0 };
+        _cleanup_free_ char *src = rs_path_join(from, names[i]->d_name), *dst = rs_path_join(to, names[i]->d_name);
 
         if (rc == 0 && names[i]->d_name[0] != '.') {
             if (!src || !dst)
                 rc = rs_fail(err, "out of memory");
-            else if (rs_read_file(src, MAX_OUTPUT_FILE, &data, err) < 0 ||
-                     rs_write_file(dst, data.data, data.len, 0644, err) < 0)
+            else if (rs_copy_file(src, dst, 0644, err) < 0)
                 rc = -1;
         }
         free(names[i]);
@@ -95,7 +89,7 @@ static int move_into_output(rs_service *s, const char *pub, const char *dest, co
     /* Each step reports its own failure once; err is never read here. */
     if (chmod(tmp, 0755) < 0)
         rc = rs_fail(err, "%s: %s", tmp, strerror(errno));
-    else if (copy_dir(pub, tmp, err) < 0 || svc_sync_path(tmp, err) < 0)
+    else if (copy_dir(pub, tmp, err) < 0 || rs_sync_path(tmp, err) < 0)
         rc = -1;
     else if (rename(tmp, dest) < 0)
         rc = rs_fail(err, "%s: %s", dest, strerror(errno));
@@ -114,15 +108,13 @@ static int check_outputs(const char *dest, const char *outputs, rs_error *err)
     if (!json_is_array(list))
         return rs_fail(err, "%s: the state records no outputs", dest);
     json_array_foreach(list, i, o) {
-        _cleanup_free_ char *path = svc_path_join(dest, json_string_value(json_object_get(o, "name")));
-        _cleanup_bytes_ rs_bytes data = { 0 };
-        uint8_t h[SHA256_DIGEST_LENGTH];
+        _cleanup_free_ char *path = rs_path_join(dest, json_string_value(json_object_get(o, "name")));
         char hex[2 * SHA256_DIGEST_LENGTH + 1];
 
-        if (!path || rs_read_file(path, MAX_OUTPUT_FILE, &data, err) < 0)
-            return path ? rs_error_prefix(err, "%s", path) : rs_fail(err, "out of memory");
-        rs_sha256(data.data, data.len, h);
-        rs_hex(h, sizeof(h), hex);
+        if (!path)
+            return rs_fail(err, "out of memory");
+        if (svc_file_sha256(path, hex, NULL, err) < 0)
+            return -1;
         if (strcmp(hex, json_string_value(json_object_get(o, "sha256")) ?: ""))
             return rs_fail(err, "%s: not the file that was signed", path);
     }
@@ -132,7 +124,7 @@ static int check_outputs(const char *dest, const char *outputs, rs_error *err)
 int svc_publish(rs_service *s, const rs_state_row *row, rs_error *err)
 {
     _cleanup_(svc_stage_free) stage g = { 0 };   /* still freed if stage_paths never runs */
-    _cleanup_free_ char *dest = svc_path_join(s->cfg.output, row->req.id);
+    _cleanup_free_ char *dest = rs_path_join(s->cfg.output, row->req.id);
 
     if (!dest || svc_stage_paths(s, row->req.id, &g, err) < 0)
         return rs_fail(err, "out of memory");
@@ -143,7 +135,7 @@ int svc_publish(rs_service *s, const rs_state_row *row, rs_error *err)
             note(s, "%s: its signed outputs are gone; signing it again", row->req.id);
             return rs_state_set_status(s->state, row->req.id, RS_REQ_PENDING, NULL, err);
         }
-        if (move_into_output(s, g.pub, dest, row->req.id, err) < 0 || svc_sync_path(s->cfg.output, err) < 0)
+        if (move_into_output(s, g.pub, dest, row->req.id, err) < 0 || rs_sync_path(s->cfg.output, err) < 0)
             return -1;
     }
     if (check_outputs(dest, row->outputs, err) < 0)
@@ -176,7 +168,7 @@ void svc_clean_output(rs_service *s)
         _cleanup_free_ char *path = NULL;
 
         if (names[i]->d_name[0] == '.' && strstr(names[i]->d_name, ".partial-") &&
-            (path = svc_path_join(s->cfg.output, names[i]->d_name)))
+            (path = rs_path_join(s->cfg.output, names[i]->d_name)))
             rs_remove_tree(path);
         free(names[i]);
     }

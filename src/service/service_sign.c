@@ -2,30 +2,28 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <limits.h>
 #include <openssl/sha.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <syslog.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/error.h"
 #include "base/file.h"
-#include "base/iso_time.h"
 #include "crypto/ossl.h"
-#include "crypto/pkcs11_pin.h"
+#include "ops/image_signer.h"
+#include "pipeline/files_json.h"
 #include "pipeline/sign_template.h"
+#include "pipeline/source_binding.h"
 #include "pipeline/template.h"
-#include "service/gpgv.h"
+#include "service/config.h"
+#include "service/daemon.h"
 #include "service/metrics.h"
 #include "service/release_meta.h"
 #include "service/repo.h"
+#include "service/requests.h"
 #include "service/state.h"
 #include "translog/log.h"
 
@@ -40,10 +38,10 @@ void svc_stage_free(stage *g)
 
 int svc_stage_paths(rs_service *s, const char *id, stage *g, rs_error *err)
 {
-    _cleanup_free_ char *staging = svc_path_join(s->dir, "staging");
+    _cleanup_free_ char *staging = rs_path_join(s->dir, "staging");
 
     *g = (stage){ 0 };
-    if (!staging || !(g->dir = svc_path_join(staging, id)) || !(g->pub = svc_path_join(g->dir, "pub")))
+    if (!staging || !(g->dir = rs_path_join(staging, id)) || !(g->pub = rs_path_join(g->dir, "pub")))
         return rs_fail(err, "out of memory");
     return 0;
 }
@@ -54,9 +52,9 @@ static int stage_attempt(stage *g, rs_error *err)
         return rs_fail(err, "%s: %s", g->dir, strerror(errno));
     if (asprintf(&g->work, "%s/try-XXXXXX", g->dir) < 0 || !mkdtemp(g->work))
         return rs_fail(err, "%s: cannot create a work directory: %s", g->dir, strerror(errno));
-    if (!(g->template_deb = svc_path_join(g->work, "template.deb")) || !(g->probe = svc_path_join(g->work, "probe")) ||
-        !(g->debs = svc_path_join(g->work, "debs")) || !(g->out = svc_path_join(g->work, "out")) ||
-        !(g->made = svc_path_join(g->work, "pub")))
+    if (!(g->template_deb = rs_path_join(g->work, "template.deb")) || !(g->probe = rs_path_join(g->work, "probe")) ||
+        !(g->debs = rs_path_join(g->work, "debs")) || !(g->out = rs_path_join(g->work, "out")) ||
+        !(g->made = rs_path_join(g->work, "pub")))
         return rs_fail(err, "out of memory");
     return 0;
 }
@@ -70,7 +68,7 @@ static void remove_attempts(const stage *g)
     for (int i = 0; i < n; i++) {
         _cleanup_free_ char *path = NULL;
 
-        if (!strncmp(names[i]->d_name, "try-", 4) && (path = svc_path_join(g->dir, names[i]->d_name)))
+        if (!strncmp(names[i]->d_name, "try-", 4) && (path = rs_path_join(g->dir, names[i]->d_name)))
             rs_remove_tree(path);
         free(names[i]);
     }
@@ -87,7 +85,7 @@ static int fetch(rs_service *s, const rs_request *r, const char *package, const 
 
     if (rs_repo_find(&repo, r->suite, r->architecture, package, version, &p, err) < 0)
         return -1;
-    if (!dest && !(path = svc_path_join(dest_dir, strrchr(p.filename, '/') ? strrchr(p.filename, '/') + 1 : p.filename)))
+    if (!dest && !(path = rs_path_join(dest_dir, strrchr(p.filename, '/') ? strrchr(p.filename, '/') + 1 : p.filename)))
         rc = rs_fail(err, "out of memory");
     else
         rc = rs_repo_fetch(&repo, &p, dest ? dest : path, err);
@@ -165,18 +163,15 @@ static bool is_output(const char *name)
 
 static int describe_file(const char *path, const char *name, json_t *list, rs_error *err)
 {
-    _cleanup_bytes_ rs_bytes data = { 0 };
-    uint8_t h[SHA256_DIGEST_LENGTH];
     char hex[2 * SHA256_DIGEST_LENGTH + 1];
+    uint64_t size;
 
     if (chmod(path, 0644) < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    if (rs_read_file(path, MAX_OUTPUT_FILE, &data, err) < 0 || svc_sync_path(path, err) < 0)
-        return rs_error_prefix(err, "%s", path);
-    rs_sha256(data.data, data.len, h);
-    rs_hex(h, sizeof(h), hex);
+    if (svc_file_sha256(path, hex, &size, err) < 0 || rs_sync_path(path, err) < 0)
+        return -1;
     return json_array_append_new(list, json_pack("{s:s, s:s, s:I}", "name", name, "sha256", hex, "size",
-                                                 (json_int_t)data.len)) == 0 ? 0 : rs_fail(err, "out of memory");
+                                                 (json_int_t)size)) == 0 ? 0 : rs_fail(err, "out of memory");
 }
 
 /* Moves the source package and signatures.tar.xz from the pipeline's
@@ -191,7 +186,7 @@ static json_t *collect_outputs(const stage *g, rs_error *err)
     if (n < 0 || !list || mkdir(g->made, 0755) < 0 || chmod(g->made, 0755) < 0)
         rc = rs_fail(err, "%s: %s", g->out, strerror(errno));
     for (int i = 0; i < n; i++) {
-        _cleanup_free_ char *from = svc_path_join(g->out, names[i]->d_name), *to = svc_path_join(g->made, names[i]->d_name);
+        _cleanup_free_ char *from = rs_path_join(g->out, names[i]->d_name), *to = rs_path_join(g->made, names[i]->d_name);
 
         if (rc == 0 && is_output(names[i]->d_name)) {
             if (!from || !to)
@@ -204,7 +199,7 @@ static json_t *collect_outputs(const stage *g, rs_error *err)
         free(names[i]);
     }
     free(names);
-    if (rc == 0 && svc_sync_path(g->made, err) < 0)
+    if (rc == 0 && rs_sync_path(g->made, err) < 0)
         rc = -1;
     if (rc < 0) {
         json_decref(list);
@@ -276,7 +271,7 @@ int svc_sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
     if (fetch(s, &row->req, row->req.package, row->req.version, NULL, g.template_deb, err) < 0 ||
         fetch_inputs(s, &row->req, &g, err) < 0 || run_pipeline(s, row, &g, err) < 0)
         return -1;
-    if (!(manifest = svc_path_join(g.out, "manifest.json")) || !(entries = log_entries(manifest, row, err)) ||
+    if (!(manifest = rs_path_join(g.out, "manifest.json")) || !(entries = log_entries(manifest, row, err)) ||
         !(outputs = collect_outputs(&g, err)))
         return manifest ? -1 : rs_fail(err, "out of memory");
     if (!(outputs_text = json_dumps(outputs, JSON_COMPACT)) ||
@@ -285,7 +280,7 @@ int svc_sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
     rs_remove_tree(g.pub);
     if (rename(g.made, g.pub) < 0)
         return rs_fail(err, "%s: %s", g.pub, strerror(errno));
-    if (svc_sync_path(g.dir, err) < 0 ||
+    if (rs_sync_path(g.dir, err) < 0 ||
         rs_state_set_signed(s->state, row->req.id, row->req.embargoed, outputs_text, entries_text, err) < 0)
         return -1;
     rs_remove_tree(g.work);

@@ -56,17 +56,16 @@ void rs_state_close(rs_state *s)
     free(s);
 }
 
-int rs_state_open(const char *path, bool create, rs_state **out, rs_error *err)
+static int open_db(const char *path, int flags, rs_state **out, rs_error *err)
 {
     _cleanup_(rs_statep) rs_state *s = calloc(1, sizeof(*s));
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
 
     *out = NULL;
     if (!s)
         return rs_fail(err, "out of memory");
     if (rs_sqlite_load(err) < 0)
         return -1;
-    if (sym_sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK)
+    if (sym_sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | flags, NULL) != SQLITE_OK)
         return rs_fail(err, "%s: %s", path, s->db ? sym_sqlite3_errmsg(s->db) : "cannot open");
     /* A transition reported done must survive a power cut, not only a kill. */
     sym_sqlite3_busy_timeout(s->db, 10000);
@@ -77,6 +76,16 @@ int rs_state_open(const char *path, bool create, rs_state **out, rs_error *err)
         sym_sqlite3_exec(s->db, added_columns[i], NULL, NULL, NULL);
     *out = TAKE_PTR(s);
     return 0;
+}
+
+int rs_state_create(const char *path, rs_state **out, rs_error *err)
+{
+    return open_db(path, SQLITE_OPEN_CREATE, out, err);
+}
+
+int rs_state_open(const char *path, rs_state **out, rs_error *err)
+{
+    return open_db(path, 0, out, err);
 }
 
 static int exec(rs_state *s, const char *sql, rs_error *err)

@@ -18,7 +18,10 @@ const char *rs_req_status_name(rs_req_status s);
 
 typedef struct rs_state rs_state;
 
-int rs_state_open(const char *path, bool create, rs_state **out, rs_error *err);
+/* Opens the state at path, making it if missing (service init). */
+int rs_state_create(const char *path, rs_state **out, rs_error *err);
+/* Opens an existing state; a missing one is an error. */
+int rs_state_open(const char *path, rs_state **out, rs_error *err);
 void rs_state_close(rs_state *s);
 DEFINE_POINTER_CLEANUP(rs_statep, rs_state, rs_state_close)
 

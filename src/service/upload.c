@@ -14,6 +14,7 @@
 #include "base/file.h"
 #include "base/spawn.h"
 #include "service/gpgme_sign.h"
+#include "service/json_list.h"
 
 /* upload_command: a program and a few options, as dput -u HOST takes. */
 #define MAX_COMMAND_ARGS 64
@@ -53,24 +54,10 @@ static bool is_fingerprint(const char *s)
 
 static int get_command(const json_t *doc, rs_upload_config *c, rs_error *err)
 {
-    const json_t *list = json_object_get(doc, "upload_command");
-    size_t i;
-    json_t *v;
+    char what[80];
 
-    if (!list)
-        return 0;
-    if (!json_is_array(list) || json_array_size(list) == 0 || json_array_size(list) > MAX_COMMAND_ARGS)
-        return rs_fail(err, "\"upload_command\" must be a list of 1 to %d strings (the program and its options)",
-                       MAX_COMMAND_ARGS);
-    if (!(c->command = calloc(json_array_size(list) + 1, sizeof(char *))))
-        return rs_fail(err, "out of memory");
-    json_array_foreach(list, i, v) {
-        if (!json_is_string(v) || !*json_string_value(v))
-            return rs_fail(err, "\"upload_command\"[%zu] is not a non-empty string", i);
-        if (!(c->command[i] = strdup(json_string_value(v))))
-            return rs_fail(err, "out of memory");
-    }
-    return 0;
+    snprintf(what, sizeof(what), "a list of 1 to %d strings (the program and its options)", MAX_COMMAND_ARGS);
+    return rs_json_string_list(doc, "upload_command", 1, MAX_COMMAND_ARGS, what, &c->command, NULL, err);
 }
 
 int rs_upload_config_parse(const json_t *doc, rs_upload_config *c, rs_error *err)
@@ -91,33 +78,12 @@ int rs_upload_config_parse(const json_t *doc, rs_upload_config *c, rs_error *err
 
 /* ---- making the upload ---- */
 
-/* Copies src to dir/name through a hidden temporary name, synced, then
- * renamed: a queue never sees a partial file. */
+/* Copies src to dir/name: a queue never sees a partial file. */
 static int copy_into(const char *src, const char *dir, const char *name, rs_error *err)
 {
-    _cleanup_free_ char *tmp = NULL, *dst = NULL;
-    _cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC), out = -1;
-    char buf[64 * 1024];
-    ssize_t got;
-    int rc = 0;
+    _cleanup_free_ char *dst = rs_path_join(dir, name);
 
-    if (in < 0)
-        return rs_fail(err, "%s: %s", src, strerror(errno));
-    if (asprintf(&tmp, "%s/.%s.XXXXXX", dir, name) < 0 || asprintf(&dst, "%s/%s", dir, name) < 0)
-        return rs_fail(err, "out of memory");
-    if ((out = mkostemp(tmp, O_CLOEXEC)) < 0)
-        return rs_fail(err, "%s: %s", tmp, strerror(errno));
-    while (rc == 0 && (got = read(in, buf, sizeof(buf))) != 0) {
-        if (got < 0 && errno != EINTR)
-            rc = rs_fail(err, "%s: %s", src, strerror(errno));
-        else if (got > 0 && rs_write_all(out, buf, (size_t)got) < 0)
-            rc = rs_fail(err, "%s: %s", tmp, strerror(errno));
-    }
-    if (rc == 0 && (fchmod(out, 0644) < 0 || fsync(out) < 0 || rename(tmp, dst) < 0))
-        rc = rs_fail(err, "%s: %s", dst, strerror(errno));
-    if (rc < 0)
-        unlink(tmp);
-    return rc;
+    return dst ? rs_copy_file(src, dst, 0644, err) : rs_fail(err, "out of memory");
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -176,19 +142,12 @@ static void upload_free(upload *u)
     free(u->work), free(u->dsc), free(u->tarball), free(u->changes);
 }
 
-static char *in_dir(const char *dir, const char *name)
-{
-    char *p = NULL;
-
-    return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
-}
-
 /* dsc, tarball: unpacked from the unsigned .dsc, then the .dsc signed,
  * then the .changes made from the tree and signed. */
 static int make_upload(upload *u, rs_error *err)
 {
-    _cleanup_free_ char *dsc_src = in_dir(u->published, u->dsc), *tar_src = in_dir(u->published, u->tarball);
-    _cleanup_free_ char *dsc = in_dir(u->work, u->dsc), *tree = in_dir(u->work, "tree"), *opt_u = NULL, *opt_o = NULL;
+    _cleanup_free_ char *dsc_src = rs_path_join(u->published, u->dsc), *tar_src = rs_path_join(u->published, u->tarball);
+    _cleanup_free_ char *dsc = rs_path_join(u->work, u->dsc), *tree = rs_path_join(u->work, "tree"), *opt_u = NULL, *opt_o = NULL;
     size_t stem = strlen(u->dsc) - 4;
 
     if (!dsc_src || !tar_src || !dsc || !tree || asprintf(&u->changes, "%.*s_source.changes", (int)stem, u->dsc) < 0 ||
@@ -198,7 +157,7 @@ static int make_upload(upload *u, rs_error *err)
         return -1;
     char *unpack[] = { "dpkg-source", "-x", u->dsc, "tree", NULL };
     char *genchanges[] = { "dpkg-genchanges", "-S", opt_u, opt_o, NULL };
-    _cleanup_free_ char *changes = in_dir(u->work, u->changes);
+    _cleanup_free_ char *changes = rs_path_join(u->work, u->changes);
 
     if (!changes)
         return rs_fail(err, "out of memory");
@@ -212,7 +171,7 @@ static int make_upload(upload *u, rs_error *err)
 static int deliver(upload *u, rs_error *err)
 {
     const char *order[] = { u->dsc, u->tarball, u->changes };
-    _cleanup_free_ char *changes = in_dir(u->work, u->changes);
+    _cleanup_free_ char *changes = rs_path_join(u->work, u->changes);
     if (!changes)
         return rs_fail(err, "out of memory");
     if (u->c->command) {
@@ -229,7 +188,7 @@ static int deliver(upload *u, rs_error *err)
         return rs_run_tool(argv, u->work, err) < 0 ? rs_error_prefix(err, "upload_command") : 0;
     }
     for (size_t i = 0; i < 3; i++) {
-        _cleanup_free_ char *src = in_dir(u->work, order[i]);
+        _cleanup_free_ char *src = rs_path_join(u->work, order[i]);
 
         if (!src || copy_into(src, u->c->incoming, order[i], err) < 0)
             return src ? rs_error_prefix(err, "incoming") : rs_fail(err, "out of memory");
@@ -246,7 +205,7 @@ int rs_upload_published(const rs_upload_config *c, const char *published, const 
 
     if (!c->key)
         return 0;
-    if (!(marker = in_dir(work_dir, "uploaded")))
+    if (!(marker = rs_path_join(work_dir, "uploaded")))
         return rs_fail(err, "out of memory");
     if (access(marker, F_OK) == 0)
         return 0;

@@ -2,7 +2,6 @@
  * tile from the entries up, compares each with its file byte for byte,
  * and the root with the checkpoint's. */
 #include <openssl/evp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -28,9 +28,11 @@
 
 typedef struct rs_jsonl rs_jsonl;
 
-/* Opens (with create, makes) the log in dir for appending: signer signs
- * the heads and must belong to log-cert.pem when it exists. */
-int rs_jsonl_open(const char *dir, rs_signer *signer, bool create, rs_jsonl **out, rs_error *err);
+/* Opens the log in dir for appending: signer signs the heads and must
+ * belong to log-cert.pem when it exists. */
+int rs_jsonl_open(const char *dir, rs_signer *signer, rs_jsonl **out, rs_error *err);
+/* The same, making dir first when missing. */
+int rs_jsonl_create(const char *dir, rs_signer *signer, rs_jsonl **out, rs_error *err);
 void rs_jsonl_close(rs_jsonl *l);
 DEFINE_POINTER_CLEANUP(rs_jsonlp, rs_jsonl, rs_jsonl_close)
 

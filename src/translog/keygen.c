@@ -1,10 +1,8 @@
 /* Writing a log key pair: PREFIX.key, the note signer key, readable by its
  * owner only, and PREFIX.vkey, the verifier key to publish and pin. */
-#include <errno.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"

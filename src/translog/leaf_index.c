@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
@@ -65,8 +64,8 @@ static int append_bucket(const char *dir, unsigned b, const rs_hash *leaves, uin
     fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0 && errno == ENOENT && rs_mkdir_parents(path, err) == 0)
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
-        return rs_fail(err, "%s: %s", path, fd < 0 ? strerror(errno) : "short write");
+    if (fd < 0 || rs_write_all(fd, buf, len) < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
     return 0;
 }
 

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
@@ -26,37 +25,13 @@ uint64_t rs_translog_size(rs_translog *l)
     return l->size;
 }
 
-int rs_log_sync_dir(const char *path, rs_error *err)
-{
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-    if (fd < 0 || fsync(fd) < 0)
-        return rs_fail(err, "%s: %s", path, strerror(errno));
-    return 0;
-}
-
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, data, len);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        data += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 static int write_new(const char *path, const void *data, size_t len, rs_error *err)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc;
 
     if (fd < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    rc = write_all(fd, data, len);
+    rc = rs_write_all(fd, data, len);
     if (close(fd) < 0 || rc < 0) {
         unlink(path);
         return rs_fail(err, "%s: %s", path, strerror(errno));
@@ -72,7 +47,7 @@ static int put_file(rs_translog *l, const char *rel, const void *data, size_t le
 {
     _cleanup_free_ char *path = NULL, *tmp = NULL;
 
-    if (asprintf(&path, "%s/%s", l->dir, rel) < 0 || asprintf(&tmp, "%s.tmp", path) < 0)
+    if (!(path = rs_path_join(l->dir, rel)) || asprintf(&tmp, "%s.tmp", path) < 0)
         return rs_fail(err, "out of memory");
     if (rs_mkdir_parents(path, err) < 0 || write_new(tmp, data, len, err) < 0)
         return -1;
@@ -151,7 +126,7 @@ int rs_log_put_checkpoint(rs_translog *l, rs_error *err)
     _cleanup_free_ char *text = NULL, *signed_note = NULL, *path = NULL, *tmp = NULL;
 
     rs_merkle_frontier_root(&l->frontier, &root);
-    if (!(text = rs_checkpoint_text(l->key.name, l->size, &root)) || asprintf(&path, "%s/checkpoint", l->dir) < 0 ||
+    if (!(text = rs_checkpoint_text(l->key.name, l->size, &root)) || !(path = rs_path_join(l->dir, "checkpoint")) ||
         asprintf(&tmp, "%s.tmp", path) < 0)
         return rs_fail(err, "out of memory");
     /* Everything the new checkpoint names (files and directory entries)
@@ -170,7 +145,7 @@ int rs_log_put_checkpoint(rs_translog *l, rs_error *err)
         unlink(tmp);
         return rs_fail(err, "%s: %s", path, strerror(e));
     }
-    return rs_log_sync_dir(l->dir, err);
+    return rs_sync_path(l->dir, err);
 }
 
 /* Removes the partial tile of `level` that the tree of old_size had and
@@ -182,7 +157,7 @@ static void drop_partial(rs_translog *l, int level, uint64_t old_size)
     _cleanup_free_ char *rel = rs_tile_path(level, index, old_w), *path = NULL;
     char *slash;
 
-    if (old_w == 0 || old_w == new_w || !rel || asprintf(&path, "%s/%s", l->dir, rel) < 0)
+    if (old_w == 0 || old_w == new_w || !rel || !(path = rs_path_join(l->dir, rel)))
         return;
     unlink(path);
     if (new_w == RS_TILE_WIDTH && (slash = strrchr(path, '/'))) {

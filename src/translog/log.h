@@ -23,10 +23,12 @@
 
 typedef struct rs_translog rs_translog;
 
-/* Opens (with create, makes) the log in dir for appending; key_path is the
- * note signer key (PRIVATE+KEY+...), whose name is the log's origin. The
- * checkpoint must be signed by it and match the tiles' right edge. */
-int rs_translog_open(const char *dir, const char *key_path, bool create, rs_translog **out, rs_error *err);
+/* Opens the log in dir for appending; key_path is the note signer key
+ * (PRIVATE+KEY+...), whose name is the log's origin. The checkpoint must
+ * be signed by it and match the tiles' right edge. */
+int rs_translog_open(const char *dir, const char *key_path, rs_translog **out, rs_error *err);
+/* The same, making an empty log first when dir has none. */
+int rs_translog_create(const char *dir, const char *key_path, rs_translog **out, rs_error *err);
 void rs_translog_close(rs_translog *l);
 DEFINE_POINTER_CLEANUP(rs_translogp, rs_translog, rs_translog_close)
 

@@ -26,6 +26,5 @@ struct rs_translog {
 int rs_log_load_edge(rs_translog *l, const rs_hash *root, rs_error *err);
 /* Makes everything written durable, then the checkpoint of l->size. */
 int rs_log_put_checkpoint(rs_translog *l, rs_error *err);
-int rs_log_sync_dir(const char *path, rs_error *err);
 
 #endif

@@ -27,15 +27,12 @@ void rs_translog_close(rs_translog *l)
     free(l);
 }
 
-int rs_log_load_edge(rs_translog *l, const rs_hash *root, rs_error *err)
+/* The right edge of every tile level: the hashes after the last full tile. */
+static int load_edge_tiles(rs_translog *l, rs_error *err)
 {
-    _cleanup_(rs_tile_reader_free) rs_tile_reader r = { .dir = l->dir, .size = l->size };
     _cleanup_bytes_ rs_bytes b = { 0 };
-    rs_hash got;
 
     memset(l->edge_n, 0, sizeof(l->edge_n));
-    memset(&l->frontier, 0, sizeof(l->frontier));
-    l->bundle.len = 0;
     for (unsigned t = 0; t < RS_TILE_LEVELS; t++) {
         uint64_t count = l->size >> (RS_TILE_HEIGHT * t);
         unsigned w = (unsigned)(count % RS_TILE_WIDTH);
@@ -48,24 +45,39 @@ int rs_log_load_edge(rs_translog *l, const rs_hash *root, rs_error *err)
         l->edge_n[t] = w;
         rs_bytes_free(&b);
     }
-    if (l->size % RS_TILE_WIDTH) {
-        unsigned w = (unsigned)(l->size % RS_TILE_WIDTH);
-        size_t offs[RS_TILE_WIDTH], lens[RS_TILE_WIDTH];
+    return 0;
+}
 
-        if (rs_tile_read_file(l->dir, RS_TILE_ENTRIES, l->size / RS_TILE_WIDTH, w, &b, err) < 0 ||
-            rs_bundle_split(b.data, b.len, w, offs, lens, err) < 0)
-            return rs_error_prefix(err, "%s: the last entry bundle", l->dir);
-        for (unsigned i = 0; i < w; i++) {
-            if (rs_merkle_leaf(b.data + offs[i], lens[i], &got, err) < 0)
-                return -1;
-            if (memcmp(&got, &l->edge[0][i], sizeof(got)))
-                return rs_fail(err, "%s: entry %llu does not match its tile", l->dir,
-                               (unsigned long long)(l->size - w + i));
-        }
-        if (rs_bytes_set(&l->bundle, b.data, b.len, err) < 0)
+/* The partial last entry bundle, each entry checked against its leaf. */
+static int load_last_bundle(rs_translog *l, rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes b = { 0 };
+    unsigned w = (unsigned)(l->size % RS_TILE_WIDTH);
+    size_t offs[RS_TILE_WIDTH], lens[RS_TILE_WIDTH];
+    rs_hash got;
+
+    l->bundle.len = 0;
+    if (w == 0)
+        return 0;
+    if (rs_tile_read_file(l->dir, RS_TILE_ENTRIES, l->size / RS_TILE_WIDTH, w, &b, err) < 0 ||
+        rs_bundle_split(b.data, b.len, w, offs, lens, err) < 0)
+        return rs_error_prefix(err, "%s: the last entry bundle", l->dir);
+    for (unsigned i = 0; i < w; i++) {
+        if (rs_merkle_leaf(b.data + offs[i], lens[i], &got, err) < 0)
             return -1;
+        if (memcmp(&got, &l->edge[0][i], sizeof(got)))
+            return rs_fail(err, "%s: entry %llu does not match its tile", l->dir,
+                           (unsigned long long)(l->size - w + i));
     }
-    /* The frontier: one perfect subtree per bit of the size, largest first. */
+    return rs_bytes_set(&l->bundle, b.data, b.len, err);
+}
+
+/* The frontier: one perfect subtree per bit of the size, largest first. */
+static int load_frontier(rs_translog *l, rs_error *err)
+{
+    _cleanup_(rs_tile_reader_free) rs_tile_reader r = { .dir = l->dir, .size = l->size };
+
+    memset(&l->frontier, 0, sizeof(l->frontier));
     for (unsigned bit = 64; bit-- > 0;) {
         if (!((l->size >> bit) & 1))
             continue;
@@ -73,22 +85,34 @@ int rs_log_load_edge(rs_translog *l, const rs_hash *root, rs_error *err)
             return rs_error_prefix(err, "%s", l->dir);
     }
     l->frontier.size = l->size;
+    return 0;
+}
+
+int rs_log_load_edge(rs_translog *l, const rs_hash *root, rs_error *err)
+{
+    rs_hash got;
+
+    if (load_edge_tiles(l, err) < 0 || load_last_bundle(l, err) < 0 || load_frontier(l, err) < 0)
+        return -1;
     rs_merkle_frontier_root(&l->frontier, &got);
     if (root && memcmp(&got, root, sizeof(got)))
         return rs_fail(err, "%s: the tiles' root does not match the checkpoint's", l->dir);
     return 0;
 }
 
-static int read_checkpoint(rs_translog *l, bool create, rs_error *err)
+/* Whether opening a log may make it (a missing checkpoint starts it empty). */
+typedef enum { OPEN_EXISTING, OPEN_OR_CREATE } open_mode;
+
+static int read_checkpoint(rs_translog *l, open_mode mode, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
     _cleanup_bytes_ rs_bytes b = { 0 };
     _cleanup_(rs_note_free) rs_note note = { 0 };
     _cleanup_(rs_checkpoint_free) rs_checkpoint cp = { 0 };
 
-    if (asprintf(&path, "%s/checkpoint", l->dir) < 0)
+    if (!(path = rs_path_join(l->dir, "checkpoint")))
         return rs_fail(err, "out of memory");
-    if (access(path, F_OK) < 0 && errno == ENOENT && create) {
+    if (access(path, F_OK) < 0 && errno == ENOENT && mode == OPEN_OR_CREATE) {
         _cleanup_free_ char *former = NULL;
 
         if (asprintf(&former, "%s/entries.jsonl", l->dir) < 0)
@@ -132,12 +156,12 @@ static int create_log(rs_translog *l, rs_error *err)
     if (rc == 0 && rename(tmp, l->dir) < 0)
         rc = rs_fail(err, "%s: %s", l->dir, strerror(errno));
     if (rc == 0)
-        return rs_log_sync_dir(slash ? (slash == parent ? "/" : parent) : ".", err);
+        return rs_sync_path(slash ? (slash == parent ? "/" : parent) : ".", err);
     rs_remove_tree(tmp);
     return -1;
 }
 
-int rs_translog_open(const char *dir, const char *key_path, bool create, rs_translog **out, rs_error *err)
+static int open_log(const char *dir, const char *key_path, open_mode mode, rs_translog **out, rs_error *err)
 {
     _cleanup_(rs_translogp) rs_translog *l = calloc(1, sizeof(*l));
     _cleanup_free_ char *lock = NULL;
@@ -149,16 +173,26 @@ int rs_translog_open(const char *dir, const char *key_path, bool create, rs_tran
     l->lock_fd = -1;
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->queue_mu, NULL);
-    if (!(l->dir = strdup(dir)) || asprintf(&lock, "%s/.lock", dir) < 0)
+    if (!(l->dir = strdup(dir)) || !(lock = rs_path_join(dir, ".lock")))
         return rs_fail(err, "out of memory");
-    if (rs_note_key_load(key_path, true, &l->key, err) < 0)
+    if (rs_note_skey_load(key_path, &l->key, err) < 0)
         return -1;
     if (l->key.alg != RS_NOTE_ALG_ED25519)
         return rs_fail(err, "%s: a cosigner key cannot sign checkpoints", key_path);
-    if (create && access(dir, F_OK) < 0 && errno == ENOENT && create_log(l, err) < 0)
+    if (mode == OPEN_OR_CREATE && access(dir, F_OK) < 0 && errno == ENOENT && create_log(l, err) < 0)
         return -1;
-    if (rs_lock_file(lock, &l->lock_fd, &busy, err) < 0 || read_checkpoint(l, create, err) < 0)
+    if (rs_lock_file(lock, &l->lock_fd, &busy, err) < 0 || read_checkpoint(l, mode, err) < 0)
         return -1;
     *out = TAKE_PTR(l);
     return 0;
+}
+
+int rs_translog_create(const char *dir, const char *key_path, rs_translog **out, rs_error *err)
+{
+    return open_log(dir, key_path, OPEN_OR_CREATE, out, err);
+}
+
+int rs_translog_open(const char *dir, const char *key_path, rs_translog **out, rs_error *err)
+{
+    return open_log(dir, key_path, OPEN_EXISTING, out, err);
 }

@@ -1,6 +1,5 @@
 #include "translog/merkle.h"
 
-#include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,7 +1,6 @@
 #include "translog/migrate.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -20,7 +19,7 @@ static int migrate(const char *old_dir, const char *cert_path, const char *new_d
     size_t done = 0;
 
     if (rs_load_cert(cert_path, &pin, err) < 0 || rs_log_verify(old_dir, pin, &v, err) < 0 ||
-        rs_translog_open(new_dir, key_path, true, &l, err) < 0)
+        rs_translog_create(new_dir, key_path, &l, err) < 0)
         return -1;
     for (size_t h = 0; h < v.n_heads; h++) {
         const rs_log_head *head = &v.heads[h];

@@ -12,7 +12,6 @@
 #include <fnmatch.h>
 #include <ftw.h>
 #include <openssl/evp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -110,22 +110,43 @@ int rs_note_skey_parse(const char *text, rs_note_key *out, rs_error *err)
     return parse_key(text, true, out, err);
 }
 
-int rs_note_key_load(const char *path, bool private, rs_note_key *out, rs_error *err)
+/* The one line of a key file, without its line end. */
+static char *read_key_line(const char *path, rs_error *err)
 {
     _cleanup_bytes_ rs_bytes b = { 0 };
-    _cleanup_free_ char *text = NULL;
+    char *text;
     size_t len;
 
-    if (rs_read_file(path, MAX_KEY_FILE, &b, err) < 0)
-        return rs_error_prefix(err, "%s", path);
+    if (rs_read_file(path, MAX_KEY_FILE, &b, err) < 0) {
+        rs_error_prefix(err, "%s", path);
+        return NULL;
+    }
     len = b.len;
     while (len && (b.data[len - 1] == '\n' || b.data[len - 1] == '\r'))
         len--;
-    if (memchr(b.data, '\0', len) || !(text = strndup((const char *)b.data, len)))
-        return rs_fail(err, "%s: not a signed-note key", path);
-    if (parse_key(text, private, out, err) < 0)
-        return rs_error_prefix(err, "%s", path);
-    return 0;
+    if (memchr(b.data, '\0', len) || !(text = strndup((const char *)b.data, len))) {
+        rs_fail(err, "%s: not a signed-note key", path);
+        return NULL;
+    }
+    return text;
+}
+
+int rs_note_vkey_load(const char *path, rs_note_key *out, rs_error *err)
+{
+    _cleanup_free_ char *text = read_key_line(path, err);
+
+    if (!text)
+        return -1;
+    return rs_note_vkey_parse(text, out, err) < 0 ? rs_error_prefix(err, "%s", path) : 0;
+}
+
+int rs_note_skey_load(const char *path, rs_note_key *out, rs_error *err)
+{
+    _cleanup_free_ char *text = read_key_line(path, err);
+
+    if (!text)
+        return -1;
+    return rs_note_skey_parse(text, out, err) < 0 ? rs_error_prefix(err, "%s", path) : 0;
 }
 
 int rs_note_keygen(const char *name, uint8_t alg, char **skey, char **vkey, rs_error *err)

@@ -43,8 +43,10 @@ void rs_note_key_free(rs_note_key *k);
 int rs_note_vkey_parse(const char *text, rs_note_key *out, rs_error *err);
 /* "PRIVATE+KEY+<name>+<hash>+<base64(alg seed)>" */
 int rs_note_skey_parse(const char *text, rs_note_key *out, rs_error *err);
-/* Reads a key file (one line); private picks the format. Errors name path. */
-int rs_note_key_load(const char *path, bool private, rs_note_key *out, rs_error *err);
+/* Reads a key file of one line: a verifier key (.vkey) or a signer key
+ * (PRIVATE+KEY+...). Errors name path. */
+int rs_note_vkey_load(const char *path, rs_note_key *out, rs_error *err);
+int rs_note_skey_load(const char *path, rs_note_key *out, rs_error *err);
 /* A fresh Ed25519 key: both encodings, each with a final newline. */
 int rs_note_keygen(const char *name, uint8_t alg, char **skey, char **vkey, rs_error *err);
 bool rs_note_name_valid(const char *name, size_t len);

@@ -176,7 +176,7 @@ int rs_log_read_checkpoint(const char *dir, const rs_note_key *vkey, char **msg,
     _cleanup_bytes_ rs_bytes b = { 0 };
 
     *msg = NULL;
-    if (asprintf(&path, "%s/checkpoint", dir) < 0)
+    if (!(path = rs_path_join(dir, "checkpoint")))
         return rs_fail(err, "out of memory");
     if (rs_read_file(path, RS_NOTE_MAX_SIZE, &b, err) < 0 ||
         rs_checkpoint_open((const char *)b.data, b.len, vkey, note, cp, err) < 0)

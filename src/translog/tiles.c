@@ -140,7 +140,7 @@ int rs_tile_read_file(const char *dir, int level, uint64_t index, unsigned width
     size_t max = level == RS_TILE_ENTRIES ? (size_t)RS_BUNDLE_MAX : (size_t)width * RS_HASH_LEN;
 
     memset(out, 0, sizeof(*out));
-    if (!rel || asprintf(&path, "%s/%s", dir, rel) < 0)
+    if (!rel || !(path = rs_path_join(dir, rel)))
         return rs_fail(err, "out of memory");
     if (rs_read_file(path, max, out, err) < 0)
         return rs_error_prefix(err, "%s", path);

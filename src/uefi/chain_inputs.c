@@ -149,17 +149,15 @@ static int add_shim_vars(chain_inputs *in, const varstore *vs, rs_error *err)
     return 0;
 }
 
+static int add_signature_db(void *ctx, varstore_db which, const uint8_t *esl, size_t len, rs_error *err)
+{
+    return add_esl(ctx, which == VARSTORE_DBX ? CHAIN_DBX : CHAIN_DB, esl, len, err);
+}
+
 static int add_store(chain_inputs *in, const varstore *vs, const char *path, rs_error *err)
 {
-    const vs_var *db = varstore_find(vs, "db", &efi_guid_image_security);
-    const vs_var *dbx = varstore_find(vs, "dbx", &efi_guid_image_security);
-
-    if (!db)
-        return rs_fail(err, "%s: the variable store has no db", path);
-    if (add_esl(in, CHAIN_DB, varstore_data(vs, db), db->data_len, err) < 0)
-        return rs_error_prefix(err, "%s: db", path);
-    if (dbx && add_esl(in, CHAIN_DBX, varstore_data(vs, dbx), dbx->data_len, err) < 0)
-        return rs_error_prefix(err, "%s: dbx", path);
+    if (varstore_each_signature_db(vs, path, add_signature_db, in, err) < 0)
+        return -1;
     if (add_shim_vars(in, vs, err) < 0)
         return rs_error_prefix(err, "%s", path);
     return 0;

@@ -74,18 +74,9 @@ int uefi_trust_add_esl_file(rs_trust *t, const char *path, bool dbx, rs_error *e
     return 0;
 }
 
-static int add_store(rs_trust *t, const varstore *vs, const char *path, rs_error *err)
+static int add_signature_db(void *ctx, varstore_db which, const uint8_t *esl, size_t len, rs_error *err)
 {
-    const vs_var *db = varstore_find(vs, "db", &efi_guid_image_security);
-    const vs_var *dbx = varstore_find(vs, "dbx", &efi_guid_image_security);
-
-    if (!db)
-        return rs_fail(err, "%s: the variable store has no db", path);
-    if (uefi_trust_add_esl(t, varstore_data(vs, db), db->data_len, false, err) < 0)
-        return rs_error_prefix(err, "%s: db", path);
-    if (dbx && uefi_trust_add_esl(t, varstore_data(vs, dbx), dbx->data_len, true, err) < 0)
-        return rs_error_prefix(err, "%s: dbx", path);
-    return 0;
+    return uefi_trust_add_esl(ctx, esl, len, which == VARSTORE_DBX, err);
 }
 
 int uefi_trust_add_varstore(rs_trust *t, const char *path, rs_error *err)
@@ -94,7 +85,7 @@ int uefi_trust_add_varstore(rs_trust *t, const char *path, rs_error *err)
 
     if (varstore_load(path, &vs, err) < 0)
         return -1;
-    return add_store(t, &vs, path, err);
+    return varstore_each_signature_db(&vs, path, add_signature_db, t, err);
 }
 
 int uefi_trust_add_efivarfs(rs_trust *t, const char *dir, rs_error *err)
@@ -103,5 +94,5 @@ int uefi_trust_add_efivarfs(rs_trust *t, const char *dir, rs_error *err)
 
     if (efivarfs_load(dir, &vs, err) < 0)
         return -1;
-    return add_store(t, &vs, dir, err);
+    return varstore_each_signature_db(&vs, dir, add_signature_db, t, err);
 }

@@ -263,3 +263,17 @@ int varstore_set(varstore *vs, const char *name, const efi_guid *guid, uint32_t 
     delete_live_copies(vs, name, guid);
     return parse_vars(vs, err);
 }
+
+int varstore_each_signature_db(const varstore *vs, const char *path, varstore_esl_fn add, void *ctx, rs_error *err)
+{
+    const vs_var *db = varstore_find(vs, "db", &efi_guid_image_security);
+    const vs_var *dbx = varstore_find(vs, "dbx", &efi_guid_image_security);
+
+    if (!db)
+        return rs_fail(err, "%s: the variable store has no db", path);
+    if (add(ctx, VARSTORE_DB, varstore_data(vs, db), db->data_len, err) < 0)
+        return rs_error_prefix(err, "%s: db", path);
+    if (dbx && add(ctx, VARSTORE_DBX, varstore_data(vs, dbx), dbx->data_len, err) < 0)
+        return rs_error_prefix(err, "%s: dbx", path);
+    return 0;
+}

@@ -56,6 +56,13 @@ static inline const uint8_t *varstore_data(const varstore *vs, const vs_var *v)
     return vs->image.data + v->data_off;
 }
 
+/* The image-security databases a chain is checked against. */
+typedef enum { VARSTORE_DB, VARSTORE_DBX } varstore_db;
+typedef int (*varstore_esl_fn)(void *ctx, varstore_db which, const uint8_t *esl, size_t len, rs_error *err);
+/* Hands add the signature lists of db, which must be there, then of dbx
+ * when there; errors name path and the variable. */
+int varstore_each_signature_db(const varstore *vs, const char *path, varstore_esl_fn add, void *ctx, rs_error *err);
+
 /* Writes a new copy of a variable after the last one and marks the old
  * copy (every live one, in a damaged store) deleted. */
 int varstore_set(varstore *vs, const char *name, const efi_guid *guid, uint32_t attributes,

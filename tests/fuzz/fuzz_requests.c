@@ -5,12 +5,18 @@
  * configured paths), and every refusal must carry a message. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "base/file.h"
+#include "crypto/ossl.h"
 #include "fuzz_keys.h"
 #include "pipeline/files_json.h"
 #include "service/config.h"
 #include "service/repo.h"
+#include "service/repo_scan.h"
 #include "service/requests.h"
 
 #define WANT_PACKAGE "shim-unsigned"
@@ -77,6 +83,35 @@ static void check_release(const char *text, size_t len)
     rs_release_files_free(files, n);
 }
 
+/* The same text scanned from a file a paragraph at a time
+ * (repo_scan.c) must give what the whole-text parser gives. */
+static void compare_scan(const char *text, size_t len, int rc, bool found, const rs_repo_package *p)
+{
+    rs_release_file f = { .path = "main/binary-amd64/Packages", .size = len };
+    int fd = memfd_create("Packages", MFD_CLOEXEC);
+    rs_repo_package q;
+    bool scan_found;
+    rs_error err = { 0 };
+    char path[64];
+    int scan_rc;
+
+    if (fd < 0 || rs_write_all(fd, text, len) < 0)
+        abort();
+    rs_sha256(text, len, f.sha256);
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    scan_rc = rs_packages_scan(path, &f, WANT_PACKAGE, WANT_VERSION, WANT_ARCH, &q, &scan_found, &err);
+    close(fd);
+    check_message(scan_rc, &err, "rs_packages_scan");
+    if ((scan_rc < 0) != (rc < 0))
+        fuzz_bug("rs_packages_scan and rs_packages_find disagree on refusing", err.msg);
+    if (scan_rc == 0 && rc == 0 && scan_found != found)
+        fuzz_bug("rs_packages_scan and rs_packages_find disagree on finding", WANT_PACKAGE);
+    if (scan_rc == 0 && scan_found && found && strcmp(q.filename, p->filename))
+        fuzz_bug("rs_packages_scan and rs_packages_find found different stanzas", q.filename);
+    if (scan_rc == 0 && scan_found)
+        rs_repo_package_free(&q);
+}
+
 /* Found means exactly the package and version asked for, for the
  * architecture or "all", with a Filename that is safe to open. */
 static void check_packages(const char *text, size_t len)
@@ -87,6 +122,7 @@ static void check_packages(const char *text, size_t len)
     int rc = rs_packages_find(text, len, WANT_PACKAGE, WANT_VERSION, WANT_ARCH, &p, &found, &err);
 
     check_message(rc, &err, "rs_packages_find");
+    compare_scan(text, len, rc, found, &p);
     if (rc < 0 || !found)
         return;
     if (strcmp(p.package, WANT_PACKAGE) || strcmp(p.version, WANT_VERSION) ||

@@ -18,6 +18,16 @@ int harness_finish(const char *name)
     return 0;
 }
 
+char *harness_path(const char *dir, const char *name)
+{
+    static char buf[8][512];
+    static int next;
+    char *p = buf[next++ % 8];
+
+    snprintf(p, sizeof(buf[0]), "%s/%s", dir, name);
+    return p;
+}
+
 int harness_skip(const char *name, const char *why)
 {
     const char *all = getenv("REPROSIGN_REQUIRE_ALL");

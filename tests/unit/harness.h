@@ -19,6 +19,9 @@ int harness_finish(const char *name);
  * REPROSIGN_REQUIRE_ALL=1 (scripts/test.sh), where a skip would hide a
  * missing dependency. Prints why. */
 int harness_skip(const char *name, const char *why);
+/* dir/name in one of 8 buffers used in turn: a call's result lasts while
+ * the next 7 calls are made (enough for any one expression). */
+char *harness_path(const char *dir, const char *name);
 /* A self-signed RSA-2048 key and certificate, as PEM files; aborts on failure. */
 void harness_make_key(const char *key_path, const char *cert_path);
 

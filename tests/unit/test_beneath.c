@@ -51,8 +51,8 @@ static void opens(int root, const char *rel, bool no_symlinks, bool walk, const 
     char got[128] = "";
     rs_error err = { 0 };
     int fd = -1;
-    int rc = walk ? rs_open_beneath_walk(root, "the root", rel, no_symlinks, &fd, &err)
-                  : rs_open_beneath(root, "the root", rel, no_symlinks, &fd, &err);
+    rs_beneath_opts opts = { .no_symlinks = no_symlinks, .walk = walk };
+    int rc = rs_open_beneath_with(root, "the root", rel, &opts, &fd, &err);
 
     if (rc == 0) {
         ssize_t n = read(fd, got, sizeof(got) - 1);

@@ -4,10 +4,13 @@
  * wherever they are read, and missing parent directories are made. */
 #include <dirent.h>
 #include <openssl/evp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/file.h"
@@ -25,6 +28,72 @@ static int count_entries(const char *dir)
     if (d)
         closedir(d);
     return n;
+}
+
+#define THREADS 4
+#define OUTPUTS_PER_THREAD 12   /* 48 open at once, under the 64 tracked */
+
+static const char *threads_dir;
+static int ready_fd;
+
+/* Opens outputs side by side with the other threads, says so, and waits
+ * with them open. */
+static void *open_outputs(void *arg)
+{
+    static rs_output outs[THREADS][OUTPUTS_PER_THREAD];
+    long t = (long)arg;
+    char path[512];
+    rs_error err;
+
+    for (int i = 0; i < OUTPUTS_PER_THREAD; i++) {
+        snprintf(path, sizeof(path), "%s/out-%ld-%d", threads_dir, t, i);
+        if (rs_output_open(&outs[t][i], path, 0644, &err) < 0 || rs_output_write(&outs[t][i], "x", 1, &err) < 0)
+            _exit(2);
+        /* Churn: a short-lived output claims and frees a slot meanwhile. */
+        rs_output scratch;
+        snprintf(path, sizeof(path), "%s/scratch-%ld-%d", threads_dir, t, i);
+        if (rs_output_open(&scratch, path, 0644, &err) < 0)
+            _exit(2);
+        rs_output_abort(&scratch);
+    }
+    if (write(ready_fd, "r", 1) != 1)
+        _exit(2);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+/* Outputs opened by several threads at once are all tracked: a fatal
+ * signal leaves none of their temporary files. */
+static void signal_removes_every_thread_output(const char *dir)
+{
+    int ready[2];
+    pid_t pid;
+    char c;
+    int status, got = 0;
+
+    if (pipe(ready) < 0 || (pid = fork()) < 0)
+        abort();
+    if (pid == 0) {
+        pthread_t th[THREADS];
+
+        close(ready[0]);
+        threads_dir = dir;
+        ready_fd = ready[1];
+        rs_output_track_signals();
+        for (long t = 0; t < THREADS; t++)
+            pthread_create(&th[t], NULL, open_outputs, (void *)t);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    while (got < THREADS && read(ready[0], &c, 1) == 1)
+        got++;
+    close(ready[0]);
+    CHECK(got == THREADS && count_entries(dir) == THREADS * OUTPUTS_PER_THREAD);
+    kill(pid, SIGTERM);
+    CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    CHECK(count_entries(dir) == 0);
 }
 
 int main(void)
@@ -130,6 +199,10 @@ int main(void)
 
     snprintf(path, sizeof(path), "%s/target", dir);
     unlink(path);
+    snprintf(path, sizeof(path), "%s/threads", dir);
+    CHECK(mkdir(path, 0700) == 0);
+    signal_removes_every_thread_output(path);
+    rmdir(path);
     rmdir(dir);
     return harness_finish("test_output");
 }

@@ -19,12 +19,7 @@ static char dir[] = "/tmp/test_tlog.XXXXXX";
 
 static char *at(const char *name)
 {
-    static char buf[8][512];
-    static int next;
-    char *p = buf[next++ % 8];
-
-    snprintf(p, 512, "%s/%s", dir, name);
-    return p;
+    return harness_path(dir, name);
 }
 
 static void notes(void)
@@ -124,7 +119,7 @@ static void proofs_read_few_tiles(void)
     rs_bytes e = { 0 };
 
     CHECK(rs_log_keygen("example.org/log", RS_NOTE_ALG_ED25519, at("log"), &err) == 0);
-    CHECK(rs_translog_open(at("big"), at("log.key"), true, &l, &err) == 0);
+    CHECK(rs_translog_create(at("big"), at("log.key"), &l, &err) == 0);
     for (unsigned b = 0; l && b < 70; b++) {
         for (unsigned i = 0; i < 1000; i++)
             batch[i] = entry(b * 1000 + i);
@@ -147,7 +142,7 @@ static void proofs_read_few_tiles(void)
     rs_tile_reader_free(&r);
     rs_bytes_free(&e);
     /* Reopening reads the right edge, and appends go on. */
-    CHECK(rs_translog_open(at("big"), at("log.key"), false, &l, &err) == 0);
+    CHECK(rs_translog_open(at("big"), at("log.key"), &l, &err) == 0);
     if (l) {
         bool found = false;
 
@@ -176,7 +171,7 @@ static void migrate(void)
 
     harness_make_key(at("old.key"), at("old.crt"));
     CHECK(rs_signer_open(at("old.key"), at("old.crt"), &signer, &err) == 0);
-    CHECK(signer && rs_jsonl_open(at("old"), signer, true, &old, &err) == 0);
+    CHECK(signer && rs_jsonl_create(at("old"), signer, &old, &err) == 0);
     for (size_t h = 0; old && h < 4; h++) {
         for (; done < sizes[h]; done++) {
             json_t *e = entry(done);
@@ -192,7 +187,7 @@ static void migrate(void)
     if (n != 700 || heads < 4)
         fprintf(stderr, "migrated %llu entries, %llu heads: %s\n", (unsigned long long)n, (unsigned long long)heads, err.msg);
     CHECK(n == 700 && heads >= 4);   /* the old writer also signs heads as it goes */
-    CHECK(rs_note_key_load(at("log.vkey"), false, &vk, &err) == 0);
+    CHECK(rs_note_vkey_load(at("log.vkey"), &vk, &err) == 0);
     CHECK(rs_log_audit(at("new"), &vk, NULL, 0, 0, &res, &err) == 0 && res.size == 700);
     /* Every old signed head's root, read again from the new log's tiles. */
     {

@@ -4,7 +4,7 @@
 # SECONDS each, then prints one line of libFuzzer's final stats per target.
 # With a small SECONDS (e.g. 20) it is the CI smoke run.
 #
-# usage: bench/fuzz.sh [SECONDS]          (default 60)
+# usage: tests/fuzz/run.sh [SECONDS]          (default 60)
 # env:   FUZZ_TARGETS="fuzz_pe ..."  run only these
 #        FUZZ_MAX_LEN (default 16384), FUZZ_BUILD (default build-fuzz)
 #        FIXTURES (default build/fixtures)
@@ -14,8 +14,8 @@
 set -uo pipefail
 
 seconds=${1:-60}
-[[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: bench/fuzz.sh [SECONDS]" >&2; exit 2; }
-root=$(cd "$(dirname "$0")/.." && pwd)
+[[ $seconds =~ ^[0-9]+$ ]] || { echo "usage: tests/fuzz/run.sh [SECONDS]" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/${FUZZ_BUILD:-build-fuzz}
 max_len=${FUZZ_MAX_LEN:-16384}
 cd "$root"

@@ -108,5 +108,5 @@ int main(void)
 {
     vectors();
     proofs();
-    return harness_finish("test_translog");
+    return harness_finish("test_merkle");
 }

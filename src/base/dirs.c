@@ -1,0 +1,120 @@
+/* Directories and paths (file.h): making, removing, syncing, naming. */
+#include "base/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+void rs_remove_tree(const char *dir)
+{
+    if (dir && access(dir, F_OK) == 0)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Deepest first: in a tree being filled, a new directory's parent usually
+ * exists already, so this costs one mkdir, not one per level. */
+static int mkdir_missing(char *dir, rs_error *err)
+{
+    char *slash;
+    int rc;
+
+    if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+        return 0;
+    if (errno != ENOENT || !(slash = strrchr(dir, '/')) || slash == dir)
+        return rs_fail(err, "%s: %s", dir, strerror(errno));
+    *slash = '\0';
+    rc = mkdir_missing(dir, err);
+    *slash = '/';
+    if (rc < 0)
+        return -1;
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return rs_fail(err, "%s: %s", dir, strerror(errno));
+    return 0;
+}
+
+int rs_replace_path(const char *path, int fd, char **out, rs_error *err)
+{
+    _cleanup_free_ char *real = realpath(path, NULL);
+    struct stat opened, now;
+
+    if (!real)
+        return rs_fail(err, "%s", strerror(errno));
+    if (fstat(fd, &opened) < 0 || stat(real, &now) < 0 || opened.st_dev != now.st_dev || opened.st_ino != now.st_ino)
+        return rs_fail(err, "changed while it was read");
+    *out = TAKE_PTR(real);
+    return 0;
+}
+
+int rs_mkdir_parents(const char *path, rs_error *err)
+{
+    _cleanup_free_ char *copy = strdup(path);
+    char *slash;
+
+    if (!copy)
+        return rs_fail(err, "out of memory");
+    slash = strrchr(copy, '/');
+    if (!slash || slash == copy)
+        return 0;
+    *slash = '\0';
+    return mkdir_missing(copy, err);
+}
+
+int rs_write_new_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)
+{
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    _cleanup_close_ int fd = open(path, flags, mode);
+
+    /* Parents are made only when missing: most files share theirs. */
+    if (fd < 0 && errno == ENOENT) {
+        if (rs_mkdir_parents(path, err) < 0)
+            return -1;
+        fd = open(path, flags, mode);
+    }
+    if (fd < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    if (rs_write_all(fd, data, len) < 0) {
+        int e = errno;
+
+        unlink(path);
+        return rs_fail(err, "%s: write failed: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int rs_sync_filesystem(const char *path, rs_error *err)
+{
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0 || syncfs(fd) < 0)
+        return rs_fail(err, "%s: cannot sync: %s", path, strerror(errno));
+    return 0;
+}
+
+char *rs_path_join(const char *a, const char *b)
+{
+    char *p;
+
+    return asprintf(&p, "%s/%s", a, b) < 0 ? NULL : p;
+}
+
+int rs_sync_path(const char *path, rs_error *err)
+{
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0 || fsync(fd) < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    return 0;
+}

@@ -1,0 +1,246 @@
+/* Outputs (file.h): a temporary file beside the target, renamed into place
+ * only on commit, so a failed command leaves nothing behind. */
+#include "base/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+
+/* Read once at start-up: umask() can only be read by setting it, which is
+ * not safe once worker threads exist. mkstemp() ignores it, so we apply it. */
+static mode_t process_umask = 022;
+
+__attribute__((constructor)) static void read_umask(void)
+{
+    process_umask = umask(022);
+    umask(process_umask);
+}
+
+void rs_umask_set(mode_t mask)
+{
+    process_umask = mask;
+    umask(mask);
+}
+
+/* Temporary files that a fatal signal must remove. Fixed size: a command
+ * has at most a handful of outputs open at once. Worker threads open
+ * outputs side by side, and a signal handler reads the table, so slots
+ * are claimed and read atomically: no lock a handler could wait on. */
+#define MAX_TRACKED 64
+static char *tracked[MAX_TRACKED];
+
+static void track(char *tmp)
+{
+    for (int i = 0; i < MAX_TRACKED; i++) {
+        char *expected = NULL;
+
+        if (__atomic_compare_exchange_n(&tracked[i], &expected, tmp, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            return;
+    }
+}
+
+static void untrack(const char *tmp)
+{
+    for (int i = 0; i < MAX_TRACKED; i++) {
+        char *expected = (char *)tmp;
+
+        __atomic_compare_exchange_n(&tracked[i], &expected, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    }
+}
+
+static void remove_tracked_and_die(int sig)
+{
+    for (int i = 0; i < MAX_TRACKED; i++) {
+        char *path = __atomic_load_n(&tracked[i], __ATOMIC_SEQ_CST);
+
+        if (path)
+            unlink(path);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void rs_output_track_signals(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        signal(sigs[i], remove_tracked_and_die);
+}
+
+int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
+{
+    _cleanup_free_ char *copy = strdup(path);
+    const char *dir, *base;
+    int n;
+
+    memset(out, 0, sizeof(*out));
+    out->fd = -1;
+    if (!copy)
+        return rs_fail(err, "out of memory");
+    base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    dir = dirname(copy);
+    n = asprintf(&out->tmp_path, "%s/.%s.XXXXXX", dir, base);
+    if (n < 0) {
+        out->tmp_path = NULL;
+        return rs_fail(err, "out of memory");
+    }
+    out->path = strdup(path);
+    if (!out->path)
+        return rs_fail(err, "out of memory");
+    out->fd = mkostemp(out->tmp_path, O_CLOEXEC);
+    if (out->fd < 0) {
+        int e = errno;
+
+        free(out->tmp_path);
+        out->tmp_path = NULL;
+        return rs_fail(err, "cannot create output in %s: %s", dir, strerror(e));
+    }
+    track(out->tmp_path);
+    out->mode = mode & 0777 & ~process_umask;
+    return 0;
+}
+
+int rs_write_all(int fd, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+
+    while (len) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int rs_output_write(rs_output *out, const void *data, size_t len, rs_error *err)
+{
+    if (out->observe && len)
+        out->observe(out->observe_ctx, data, len);
+    if (rs_write_all(out->fd, data, len) < 0)
+        return rs_fail(err, "write failed: %s", strerror(errno));
+    out->written += len;
+    return 0;
+}
+
+int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err)
+{
+    static const uint8_t zeros[4096];
+
+    while (len) {
+        size_t n = len > sizeof(zeros) ? sizeof(zeros) : (size_t)len;
+
+        if (rs_output_write(out, zeros, n, err) < 0)
+            return -1;
+        len -= n;
+    }
+    return 0;
+}
+
+int rs_output_copy(rs_output *out, const rs_input *in, uint64_t off, uint64_t len, rs_error *err)
+{
+    _cleanup_free_ uint8_t *buf = malloc(len < RS_FILE_CHUNK ? (len ? len : 1) : RS_FILE_CHUNK);
+
+    if (!buf)
+        return rs_fail(err, "out of memory");
+    while (len) {
+        size_t n = len > RS_FILE_CHUNK ? RS_FILE_CHUNK : (size_t)len;
+
+        if (rs_input_read(in, off, buf, n, err) < 0 || rs_output_write(out, buf, n, err) < 0)
+            return -1;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, rs_error *err)
+{
+    if (off > out->written || len > out->written - off)
+        return rs_fail(err, "internal error: patch outside written output");
+    if (pwrite(out->fd, data, len, (off_t)off) != (ssize_t)len)
+        return rs_fail(err, "write failed: %s", strerror(errno));
+    return 0;
+}
+
+int rs_output_seal(rs_output *out, rs_error *err)
+{
+    if (out->fd < 0)
+        return 0;
+    if (out->durable && fsync(out->fd) < 0)
+        return rs_fail(err, "fsync failed: %s", strerror(errno));
+    if (close(out->fd) < 0) {
+        out->fd = -1;
+        return rs_fail(err, "close failed: %s", strerror(errno));
+    }
+    out->fd = -1;
+    return 0;
+}
+
+int rs_output_commit(rs_output *out, rs_error *err)
+{
+    if (rs_output_seal(out, err) < 0)
+        return -1;
+    if (chmod(out->tmp_path, out->mode) < 0)
+        return rs_fail(err, "cannot set mode: %s", strerror(errno));
+    if (rename(out->tmp_path, out->path) < 0)
+        return rs_fail(err, "cannot rename into place: %s", strerror(errno));
+    untrack(out->tmp_path);
+    free(out->tmp_path);
+    out->tmp_path = NULL;
+    return 0;
+}
+
+void rs_output_abort(rs_output *out)
+{
+    if (out->fd >= 0)
+        close(out->fd);
+    out->fd = -1;
+    if (out->tmp_path) {
+        unlink(out->tmp_path);
+        untrack(out->tmp_path);
+        free(out->tmp_path);
+        out->tmp_path = NULL;
+    }
+    free(out->path);
+    out->path = NULL;
+}
+
+
+int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)
+{
+    _cleanup_output_ rs_output out = { .fd = -1 };
+
+    if (rs_output_open(&out, path, mode, err) < 0 || rs_output_write(&out, data, len, err) < 0)
+        return -1;
+    return rs_output_commit(&out, err);
+}
+
+int rs_copy_file(const char *src, const char *dst, mode_t mode, rs_error *err)
+{
+    _cleanup_input_ rs_input in = { .fd = -1 };
+    _cleanup_output_ rs_output out = { .fd = -1 };
+
+    if (rs_input_open(&in, src, err) < 0)
+        return rs_error_prefix(err, "%s", src);
+    if (rs_output_open(&out, dst, mode, err) < 0)
+        return rs_error_prefix(err, "%s", dst);
+    out.durable = true;
+    out.mode = mode & 07777;
+    if (rs_output_copy(&out, &in, 0, in.size, err) < 0 || rs_output_commit(&out, err) < 0)
+        return rs_error_prefix(err, "%s", dst);
+    return 0;
+}
