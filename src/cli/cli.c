@@ -120,6 +120,34 @@ int cli_getopt(const rs_command *cmd, int argc, char **argv, const char *shortop
     return c;
 }
 
+const struct option cli_one_signature_options[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "index", required_argument, NULL, 'i' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+
+int cli_parse_one_signature(const rs_command *cmd, int argc, char **argv, cli_one_signature_args *a)
+{
+    int c;
+
+    while ((c = cli_getopt(cmd, argc, argv, "h", cli_one_signature_options)) != -1) {
+        switch (c) {
+        case 'o': a->output = optarg; break;
+        case 'i':
+            if (!cli_parse_index(optarg, &a->index))
+                return cli_usage(cmd, "--index takes a number >= 0, not '%s'", optarg);
+            break;
+        case -2: return EXIT_OK;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc)
+        return cli_usage(cmd, "expected exactly one FILE");
+    a->file = argv[optind];
+    return -1;
+}
+
 bool cli_parse_index(const char *s, long *out)
 {
     char *end;

@@ -65,6 +65,16 @@ int cli_getopt(const rs_command *cmd, int argc, char **argv, const char *shortop
 int cli_json_print(json_t *doc);
 /* Parses a non-negative integer option value. */
 bool cli_parse_index(const char *s, long *out);
+/* What `detach` and `strip` take: one FILE, --output and --index. */
+typedef struct cli_one_signature_args {
+    const char *file;
+    const char *output;   /* NULL unless given */
+    long index;           /* left as the caller set it unless given */
+} cli_one_signature_args;
+extern const struct option cli_one_signature_options[];
+/* Parses those; returns -1 to go on, or the exit status (after --help, or
+ * a usage error it printed). */
+int cli_parse_one_signature(const rs_command *cmd, int argc, char **argv, cli_one_signature_args *a);
 /* The hidden "__doc" command: renders man pages and bash completion from
  * the command table, so they cannot drift from --help. */
 int cli_doc(const rs_command *const *commands, size_t n, int argc, char **argv);

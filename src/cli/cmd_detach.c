@@ -3,13 +3,6 @@
 
 static int run(int argc, char **argv);
 
-static const struct option longopts[] = {
-    { "output", required_argument, NULL, 'o' },
-    { "index", required_argument, NULL, 'i' },
-    { "help", no_argument, NULL, 'h' },
-    { 0 },
-};
-
 static const rs_optdoc detach_docs[] = {
     { "output", "SIG",
       "Where the DER signature goes.",
@@ -29,30 +22,18 @@ const rs_command cmd_detach = {
     .run = run,
     .optdocs = detach_docs,
     .example = "reprosign detach grubx64.efi.signed > grubx64.efi.sig",
-    .options = longopts,
+    .options = cli_one_signature_options,
 };
 
 static int run(int argc, char **argv)
 {
-    const char *output = NULL;
-    long index = 0;
+    cli_one_signature_args a = { .index = 0 };
+    int rc = cli_parse_one_signature(&cmd_detach, argc, argv, &a);
     rs_error err;
-    int c;
 
-    while ((c = cli_getopt(&cmd_detach, argc, argv, "h", longopts)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case 'i':
-            if (!cli_parse_index(optarg, &index))
-                return cli_usage(&cmd_detach, "--index takes a number >= 0, not '%s'", optarg);
-            break;
-        case -2: return EXIT_OK;
-        default: return EXIT_USAGE;
-        }
-    }
-    if (optind + 1 != argc)
-        return cli_usage(&cmd_detach, "expected exactly one FILE");
-    if (rs_op_detach(argv[optind], (size_t)index, output, &err) < 0)
+    if (rc >= 0)
+        return rc;
+    if (rs_op_detach(a.file, (size_t)a.index, a.output, &err) < 0)
         return cli_fail(&err);
     return EXIT_OK;
 }

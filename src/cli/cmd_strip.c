@@ -3,13 +3,6 @@
 
 static int run(int argc, char **argv);
 
-static const struct option longopts[] = {
-    { "output", required_argument, NULL, 'o' },
-    { "index", required_argument, NULL, 'i' },
-    { "help", no_argument, NULL, 'h' },
-    { 0 },
-};
-
 static const rs_optdoc strip_docs[] = {
     { "output", "OUT",
       "Write the stripped file to OUT instead of changing FILE.",
@@ -33,30 +26,18 @@ const rs_command cmd_strip = {
     .run = run,
     .optdocs = strip_docs,
     .example = "reprosign strip shimx64.efi.signed --output shimx64.efi",
-    .options = longopts,
+    .options = cli_one_signature_options,
 };
 
 static int run(int argc, char **argv)
 {
-    const char *output = NULL;
-    long index = -1;
+    cli_one_signature_args a = { .index = -1 };
+    int rc = cli_parse_one_signature(&cmd_strip, argc, argv, &a);
     rs_error err;
-    int c;
 
-    while ((c = cli_getopt(&cmd_strip, argc, argv, "h", longopts)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case 'i':
-            if (!cli_parse_index(optarg, &index))
-                return cli_usage(&cmd_strip, "--index takes a number >= 0, not '%s'", optarg);
-            break;
-        case -2: return EXIT_OK;
-        default: return EXIT_USAGE;
-        }
-    }
-    if (optind + 1 != argc)
-        return cli_usage(&cmd_strip, "expected exactly one FILE");
-    if (rs_op_strip(argv[optind], index, output, &err) < 0)
+    if (rc >= 0)
+        return rc;
+    if (rs_op_strip(a.file, a.index, a.output, &err) < 0)
         return cli_fail(&err);
     return EXIT_OK;
 }
