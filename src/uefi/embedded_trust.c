@@ -1,7 +1,7 @@
 #include "uefi/embedded_trust.h"
 
 #include "base/cleanup.h"
-#include "formats/pe/pe_layout.h"
+#include "formats/pe/pe_sections.h"
 #include "uefi/shim_db.h"
 
 static int add_all(STACK_OF(X509) *to, STACK_OF(X509) *from, rs_error *err)
