@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crypto/ossl.h"
-
 static const rs_format *const formats[] = {
     &rs_format_pe,
     &rs_format_module,
