@@ -133,36 +133,31 @@ static int parse_file(const json_t *v, char **file, rs_error *err)
     return 0;
 }
 
-static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offline_request *r, STACK_OF(X509) *chain,
-                        rs_error *err)
-{
-    const json_t *t = json_object_get(doc, "signing_time"), *c = json_object_get(doc, "chain");
-    const char *type = json_string_value(json_object_get(doc, "type"));
-    size_t i;
-    json_t *v;
+/* 9999-12-31T23:59:59Z, the last time an X.509 GeneralizedTime holds. */
+#define MAX_SIGNING_TIME 253402300799LL
 
-    if (!type || strcmp(type, REQUEST_TYPE) != 0 || json_integer_value(json_object_get(doc, "version")) != 1)
-        return rs_fail(err, "not a reprosign offline-signing request (version 1)");
-    r->format = rs_format_named(json_string_value(json_object_get(doc, "format")));
-    if (!r->format)
-        return rs_fail(err, "unknown format");
-    if (parse_digest(json_object_get(doc, "hash"), json_object_get(doc, "image_digest"), &r->image_digest,
-                     "image_digest", err) < 0 ||
-        parse_digest(json_object_get(doc, "tbs_hash"), json_object_get(doc, "tbs_digest"), &r->tbs, "tbs_digest",
-                     err) < 0)
-        return -1;
+static int parse_options(const json_t *doc, rs_offline_request *r, rs_error *err)
+{
+    const json_t *t = json_object_get(doc, "signing_time"), *image = json_object_get(doc, "image");
+
     r->opts.md = r->image_digest.md;
     r->opts.signing_time = t && !json_is_null(t);
-    if (r->opts.signing_time && (!json_is_integer(t) || json_integer_value(t) < 0 ||
-                                 json_integer_value(t) > 253402300799LL))
+    if (r->opts.signing_time &&
+        (!json_is_integer(t) || json_integer_value(t) < 0 || json_integer_value(t) > MAX_SIGNING_TIME))
         return rs_fail(err, "signing_time is not a valid Unix time");
     r->opts.time = r->opts.signing_time ? (time_t)json_integer_value(t) : 0;
     r->opts.use_key_id = json_is_true(json_object_get(doc, "key_id"));
-    if ((v = json_object_get(doc, "image")) && (!json_is_string(v) || strcmp(json_string_value(v), "attached")))
+    if (image && (!json_is_string(image) || strcmp(json_string_value(image), "attached")))
         return rs_fail(err, "image: the only value is \"attached\"");
-    r->image_attached = v != NULL;
-    if (parse_request_cert(doc, known, &r->cert, err) < 0)
-        return -1;
+    r->image_attached = image != NULL;
+    return 0;
+}
+
+static int parse_chain(const json_t *c, const rs_known_certs *known, STACK_OF(X509) *chain, rs_error *err)
+{
+    size_t i;
+    json_t *v;
+
     if (c && !json_is_array(c))
         return rs_fail(err, "chain is not a list");
     json_array_foreach(c, i, v) {
@@ -173,6 +168,26 @@ static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offli
             return rs_fail(err, "chain[%zu] is not base64 DER X.509", i);
         }
     }
+    return 0;
+}
+
+static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offline_request *r, STACK_OF(X509) *chain,
+                        rs_error *err)
+{
+    const char *type = json_string_value(json_object_get(doc, "type"));
+
+    if (!type || strcmp(type, REQUEST_TYPE) != 0 || json_integer_value(json_object_get(doc, "version")) != 1)
+        return rs_fail(err, "not a reprosign offline-signing request (version 1)");
+    r->format = rs_format_named(json_string_value(json_object_get(doc, "format")));
+    if (!r->format)
+        return rs_fail(err, "unknown format");
+    if (parse_digest(json_object_get(doc, "hash"), json_object_get(doc, "image_digest"), &r->image_digest,
+                     "image_digest", err) < 0 ||
+        parse_digest(json_object_get(doc, "tbs_hash"), json_object_get(doc, "tbs_digest"), &r->tbs, "tbs_digest",
+                     err) < 0 ||
+        parse_options(doc, r, err) < 0 || parse_request_cert(doc, known, &r->cert, err) < 0 ||
+        parse_chain(json_object_get(doc, "chain"), known, chain, err) < 0)
+        return -1;
     return parse_file(json_object_get(doc, "file"), &r->file, err);
 }
 

@@ -99,14 +99,43 @@ static void peer_exe(client *c)
     c->exe[n > 0 ? n : 0] = '\0';
 }
 
+/* NULL when the peer may hold a connection (now tracked), else why not,
+ * already noted. */
+static const char *admission(rs_server *s, int fd, const struct ucred *cred, char *why, size_t why_len)
+{
+    const char *busy;
+
+    if (!allowed(s->o.config, cred)) {
+        snprintf(why, why_len, "uid %u (gid %u) is not allowed to use this signing socket", (unsigned)cred->uid,
+                 (unsigned)cred->gid);
+        note(s, "socket: pid %d: %s", (int)cred->pid, why);
+        return why;
+    }
+    if ((busy = track(s, fd, cred->uid)))
+        note(s, "socket: uid %u pid %d: %s", (unsigned)cred->uid, (int)cred->pid, busy);
+    return busy;
+}
+
+static void start_thread(rs_server *s, client *c)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, client_thread, c) != 0) {
+        forget(s, c->fd);
+        free(c);
+    }
+    pthread_attr_destroy(&attr);
+}
+
 static void admit(rs_server *s, int fd)
 {
     struct timeval idle = { .tv_sec = RS_PROTO_IDLE_TIMEOUT_S }, send_limit = { .tv_sec = SEND_TIMEOUT_S };
     socklen_t len = sizeof(struct ucred);
-    const char *busy;
+    const char *refusal;
     char why[160];
-    pthread_attr_t attr;
-    pthread_t t;
     client *c = calloc(1, sizeof(*c));
 
     if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) < 0) {
@@ -115,31 +144,16 @@ static void admit(rs_server *s, int fd)
         return;
     }
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_limit, sizeof(send_limit));
-    if (!allowed(s->o.config, &c->cred)) {
-        snprintf(why, sizeof(why), "uid %u (gid %u) is not allowed to use this signing socket",
-                 (unsigned)c->cred.uid, (unsigned)c->cred.gid);
-        note(s, "socket: pid %d: %s", (int)c->cred.pid, why);
+    if ((refusal = admission(s, fd, &c->cred, why, sizeof(why)))) {
         free(c);
-        refuse(s, fd, why);
-        return;
-    }
-    if ((busy = track(s, fd, c->cred.uid))) {
-        note(s, "socket: uid %u pid %d: %s", (unsigned)c->cred.uid, (int)c->cred.pid, busy);
-        free(c);
-        refuse(s, fd, busy);
+        refuse(s, fd, refusal);
         return;
     }
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
     peer_exe(c);
     c->server = s;
     c->fd = fd;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, client_thread, c) != 0) {
-        free(c);
-        forget(s, fd);
-    }
-    pthread_attr_destroy(&attr);
+    start_thread(s, c);
 }
 
 static void *accept_loop(void *arg)
