@@ -10,61 +10,24 @@
 
 #include "formats/pe/pe_sections.h"
 #include "harness.h"
+#include "pe_test_image.h"
 
-/* PE32+, two sections (.text with data, .bss empty), 1 KiB. */
-#define LFANEW 0x40
-#define COFF (LFANEW + 4)
-#define OPT (COFF + 20)
-#define OPT_SIZE 240
-#define SIZE_OF_HEADERS 0x200
-#define SECTIONS (OPT + OPT_SIZE)
-#define SIZE 0x400
-
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    put16(p, (uint16_t)v);
-    put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void build(uint8_t *im)
-{
-    memset(im, 0, SIZE);
-    im[0] = 'M';
-    im[1] = 'Z';
-    put32(im + 0x3c, LFANEW);
-    memcpy(im + LFANEW, "PE\0\0", 4);
-    put16(im + COFF, 0x8664);
-    put16(im + COFF + 2, 2);
-    put16(im + COFF + 16, OPT_SIZE);
-    put16(im + OPT, 0x20b);
-    put32(im + OPT + 60, SIZE_OF_HEADERS);
-    put16(im + OPT + 70, 0x0160);                /* DllCharacteristics */
-    put32(im + OPT + 108, 16);
-    memcpy(im + SECTIONS, ".text", 5);
-    put32(im + SECTIONS + 8, 0x10);              /* VirtualSize */
-    put32(im + SECTIONS + 16, 0x200);
-    put32(im + SECTIONS + 20, 0x200);
-    put32(im + SECTIONS + 36, 0x60000020);
-    memcpy(im + SECTIONS + 40, ".bss", 4);
-    put32(im + SECTIONS + 40 + 36, 0xc0000080);
-    for (size_t i = SIZE_OF_HEADERS; i < SIZE; i++)
-        im[i] = (uint8_t)i;
-}
-
+/* The base image with a second, empty section (.bss), DllCharacteristics
+ * and a VirtualSize below .text's raw size, in a memfd. */
 static int image_fd(void)
 {
-    static uint8_t im[SIZE];
+    image im = base_image(BASE_SIZE);
     int fd = memfd_create("pe", MFD_CLOEXEC);
 
-    build(im);
-    if (fd < 0 || write(fd, im, sizeof(im)) != (ssize_t)sizeof(im))
+    pe_put_le16(im.data + COFF + 2, 2);
+    pe_put_le16(im.data + OPT + 70, 0x0160);
+    pe_put_le32(im.data + SECTIONS + 8, 0x10);
+    pe_put_le32(im.data + SECTIONS + 36, 0x60000020);
+    memcpy(im.data + SECTIONS + 40, ".bss", 4);
+    pe_put_le32(im.data + SECTIONS + 40 + 36, 0xc0000080);
+    if (fd < 0 || write(fd, im.data, im.len) != (ssize_t)im.len)
         abort();
+    free(im.data);
     return fd;
 }
 
