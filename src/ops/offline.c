@@ -22,13 +22,9 @@ static STACK_OF(X509) *copy_chain(STACK_OF(X509) *chain)
 {
     STACK_OF(X509) *copy = sk_X509_new_null();
 
-    for (int i = 0; copy && chain && i < sk_X509_num(chain); i++) {
-        X509 *c = sk_X509_value(chain, i);
-
-        if (!X509_up_ref(c) || !sk_X509_push(copy, c)) {
-            sk_X509_pop_free(copy, X509_free);
-            return NULL;
-        }
+    if (copy && !X509_add_certs(copy, chain, X509_ADD_FLAG_UP_REF)) {
+        sk_X509_pop_free(copy, X509_free);
+        return NULL;
     }
     return copy;
 }
