@@ -84,11 +84,37 @@ void rs_image_close(rs_image *img)
     rs_input_close(&img->in);
 }
 
+int rs_tbs_digest(const rs_format *f, const rs_bytes *tbs, const EVP_MD *md, rs_digest *out, rs_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->md = md;
+    if (!f->key_signs_image_digest)
+        return EVP_Digest(tbs->data, tbs->len, out->bytes, &out->len, md, NULL) ? 0
+                                                                                : rs_fail_ssl(err, "digest failed");
+    if (tbs->len != (size_t)EVP_MD_get_size(md))
+        return rs_fail(err, "the bytes to be signed are not a %s digest", rs_md_name(md));
+    memcpy(out->bytes, tbs->data, tbs->len);
+    out->len = (unsigned)tbs->len;
+    return 0;
+}
+
+int rs_format_sign_digest(const rs_format *f, const rs_digest *digest, rs_signer *signer, const rs_sign_options *opts,
+                          rs_bytes *der, rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes tbs = { 0 }, sig = { 0 };
+    rs_digest to_sign;
+
+    if (f->to_be_signed(digest, signer->cert, opts, &tbs, err) < 0 || rs_tbs_digest(f, &tbs, digest->md, &to_sign, err) < 0 ||
+        rs_signer_sign_digest(signer, to_sign.md, to_sign.bytes, to_sign.len, &sig, err) < 0)
+        return -1;
+    return f->assemble(digest, &tbs, &sig, signer->cert, signer->chain, opts, der, err);
+}
+
 int rs_image_sign(rs_image *img, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der, rs_error *err)
 {
     rs_digest d;
 
     if (img->format->digest(img, opts->md, &d, err) < 0)
         return -1;
-    return img->format->sign_digest(&d, signer, opts, der, err);
+    return rs_format_sign_digest(img->format, &d, signer, opts, der, err);
 }

@@ -88,11 +88,24 @@ struct rs_format {
     int (*extract)(rs_image *img, size_t index, rs_bytes *der, rs_error *err);
     int (*describe)(const rs_bytes *der, rs_sig_info *info, rs_error *err);
 
-    /* Builds the detached signature from the image's digest alone (as
-     * returned by digest() with opts->md), so a batch can check every file
-     * before signing any, and a signer never needs the file. */
-    int (*sign_digest)(const rs_digest *digest, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der,
-                       rs_error *err);
+    /* Signing, in two phases around the key, so that a key file, a token,
+     * the service's socket and an offline machine all sign through the
+     * same calls. Both work from the image's digest alone (as returned by
+     * digest() with opts->md), so a batch can check every file before
+     * signing any, and a signer never needs the file.
+     *
+     * to_be_signed: the exact bytes the key of cert signs (Authenticode's
+     * DER signed attributes; with key_signs_image_digest, the digest
+     * itself). It refuses a certificate assemble could not name, so that
+     * nothing is signed in vain. rs_tbs_digest() gives the digest a signer
+     * is handed for those bytes. */
+    int (*to_be_signed)(const rs_digest *digest, X509 *cert, const rs_sign_options *opts, rs_bytes *tbs,
+                        rs_error *err);
+    /* assemble: the detached signature (DER) from those bytes, the key's
+     * signature over them, its certificate and extra certificates to
+     * embed (chain; may be NULL). Refuses bytes made for another digest. */
+    int (*assemble)(const rs_digest *digest, const rs_bytes *tbs, const rs_bytes *signature, X509 *cert,
+                    STACK_OF(X509) *chain, const rs_sign_options *opts, rs_bytes *der, rs_error *err);
 
     /* Checks that a detached signature belongs to this exact image. cert
      * is the signer's certificate for formats whose signatures carry none
@@ -129,7 +142,15 @@ int rs_image_open(rs_image *img, const char *path, rs_error *err);
 /* The same for an open file descriptor (taken over); name is for messages. */
 int rs_image_open_fd(rs_image *img, int fd, const char *name, rs_error *err);
 void rs_image_close(rs_image *img);
-/* A detached signature for the image: its digest, then sign_digest. */
+/* The digest a signer signs for the bytes to_be_signed gave: their hash
+ * with md, or, for a format whose key signs the image digest, those bytes
+ * themselves. */
+int rs_tbs_digest(const rs_format *f, const rs_bytes *tbs, const EVP_MD *md, rs_digest *out, rs_error *err);
+/* A detached signature made with a key at hand: to_be_signed, the key's
+ * signature over rs_tbs_digest, assemble. */
+int rs_format_sign_digest(const rs_format *f, const rs_digest *digest, rs_signer *signer, const rs_sign_options *opts,
+                          rs_bytes *der, rs_error *err);
+/* The same for an open image: its digest, then rs_format_sign_digest. */
 int rs_image_sign(rs_image *img, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der, rs_error *err);
 #define _cleanup_image_ __attribute__((cleanup(rs_image_close)))
 

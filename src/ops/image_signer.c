@@ -12,7 +12,7 @@ static int local_sign(rs_image_signer *s, const rs_format *f, const rs_digest *d
 {
     (void)name;
     (void)image_fd;
-    return f->sign_digest(d, ((local_signer *)s)->key, o, der, err);
+    return rs_format_sign_digest(f, d, ((local_signer *)s)->key, o, der, err);
 }
 
 static void local_destroy(rs_image_signer *s)

@@ -1,82 +1,12 @@
+/* Offline requests through the format's two signing phases: prepare runs
+ * to_be_signed, finish runs assemble, and in between only the digest of
+ * the bytes to be signed travels. */
 #include "ops/offline.h"
 
-#include <jansson.h>
-#include <limits.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crypto/ossl.h"
-
-#define REQUEST_TYPE "reprosign-offline-request"
-#define MAX_CERT_DER (64 * 1024)
-
-/* A signer without a key. Asked to sign, it records the digest; given an
- * answer, it hands that back instead, but only for the digest expected.
- * Running a format's own sign_digest with it yields, without any
- * format-specific code, the digest to sign and later the final container. */
-typedef struct deferred {
-    rs_signer base;
-    const rs_bytes *answer;
-    const rs_digest *expect;
-    rs_digest asked;
-} deferred;
-
-static int deferred_sign(rs_signer *s, const EVP_MD *md, const uint8_t *digest, size_t len, rs_bytes *sig,
-                         rs_error *err)
-{
-    deferred *d = (deferred *)s;
-
-    if (len > sizeof(d->asked.bytes))
-        return rs_fail(err, "internal error: a %zu-byte digest to sign", len);
-    d->asked.md = md;
-    d->asked.len = (unsigned)len;
-    memcpy(d->asked.bytes, digest, len);
-    /* Preparing, the digest is all that was wanted: stop the format here
-     * rather than finish a container around a placeholder. */
-    if (!d->answer)
-        return rs_fail(err, "prepared");
-    if (!d->expect || !rs_digest_equal(&d->asked, d->expect))
-        return rs_fail(err, "the signature container differs from the one the request was prepared for");
-    return rs_bytes_set(sig, d->answer->data, d->answer->len, err);
-}
-
-static void deferred_destroy(rs_signer *s)
-{
-    free(s);
-}
-
-static const rs_signer_ops deferred_ops = {
-    .sign_digest = deferred_sign,
-    .destroy = deferred_destroy,
-};
-
-static int deferred_new(X509 *cert, STACK_OF(X509) *chain, deferred **out, rs_error *err)
-{
-    deferred *d = calloc(1, sizeof(*d));
-
-    if (!d)
-        return rs_fail(err, "out of memory");
-    d->base.ops = &deferred_ops;
-    if (!X509_up_ref(cert)) {
-        free(d);
-        return rs_fail(err, "out of memory");
-    }
-    if (rs_signer_init_base(&d->base, cert, err) < 0) {
-        rs_signer_free(&d->base);
-        return -1;
-    }
-    for (int i = 0; chain && i < sk_X509_num(chain); i++) {
-        X509 *c = sk_X509_value(chain, i);
-
-        if (!X509_up_ref(c) || !sk_X509_push(d->base.chain, c)) {
-            rs_signer_free(&d->base);
-            return rs_fail(err, "out of memory");
-        }
-    }
-    *out = d;
-    return 0;
-}
 
 void rs_offline_request_free(rs_offline_request *r)
 {
@@ -84,6 +14,7 @@ void rs_offline_request_free(rs_offline_request *r)
     X509_free(r->cert);
     if (r->chain)
         sk_X509_pop_free(r->chain, X509_free);
+    rs_bytes_free(&r->to_be_signed);
     memset(r, 0, sizeof(*r));
 }
 
@@ -91,13 +22,9 @@ static STACK_OF(X509) *copy_chain(STACK_OF(X509) *chain)
 {
     STACK_OF(X509) *copy = sk_X509_new_null();
 
-    for (int i = 0; copy && chain && i < sk_X509_num(chain); i++) {
-        X509 *c = sk_X509_value(chain, i);
-
-        if (!X509_up_ref(c) || !sk_X509_push(copy, c)) {
-            sk_X509_pop_free(copy, X509_free);
-            return NULL;
-        }
+    if (copy && !X509_add_certs(copy, chain, X509_ADD_FLAG_UP_REF)) {
+        sk_X509_pop_free(copy, X509_free);
+        return NULL;
     }
     return copy;
 }
@@ -106,23 +33,15 @@ int rs_offline_prepare_digest(const rs_format *format, const rs_digest *image_di
                               STACK_OF(X509) *chain, const rs_sign_options *opts, rs_offline_request *out,
                               rs_error *err)
 {
-    _cleanup_(rs_signerp) rs_signer *s = NULL;
-    _cleanup_bytes_ rs_bytes discard = { 0 };
-    deferred *d;
-
     memset(out, 0, sizeof(*out));
-    if (deferred_new(cert, chain, &d, err) < 0)
+    if (format->to_be_signed(image_digest, cert, opts, &out->to_be_signed, err) < 0 ||
+        rs_tbs_digest(format, &out->to_be_signed, image_digest->md, &out->tbs, err) < 0) {
+        rs_offline_request_free(out);
         return -1;
-    s = &d->base;
-    /* Once it asks for the signature it fails on purpose (see deferred_sign). */
-    if (format->sign_digest(image_digest, s, opts, &discard, err) == 0)
-        return rs_fail(err, "internal error: the format asked for no signature");
-    if (!d->asked.len)
-        return -1;
+    }
     out->format = format;
     out->image_digest = *image_digest;
     out->opts = *opts;
-    out->tbs = d->asked;
     out->chain = copy_chain(chain);
     if (!out->chain || !X509_up_ref(cert)) {
         rs_offline_request_free(out);
@@ -168,280 +87,7 @@ int rs_offline_check_value(const rs_offline_request *r, const rs_bytes *sig, rs_
 
 int rs_offline_finish(const rs_offline_request *r, const rs_bytes *sig, rs_bytes *der, rs_error *err)
 {
-    _cleanup_(rs_signerp) rs_signer *s = NULL;
-    deferred *d;
-
-    if (rs_offline_check_value(r, sig, err) < 0 || deferred_new(r->cert, r->chain, &d, err) < 0)
+    if (rs_offline_check_value(r, sig, err) < 0)
         return -1;
-    s = &d->base;
-    d->answer = sig;
-    d->expect = &r->tbs;
-    return r->format->sign_digest(&r->image_digest, s, &r->opts, der, err);
-}
-
-/* ---- the request as JSON ---- */
-
-static json_t *b64_der(X509 *cert)
-{
-    unsigned char *der = NULL;
-    int len = i2d_X509(cert, &der);
-    _cleanup_free_ char *text = len > 0 ? rs_base64_encode(der, (size_t)len) : NULL;
-
-    OPENSSL_free(der);
-    return text ? json_string(text) : NULL;
-}
-
-static json_t *hex_digest(const rs_digest *d)
-{
-    char hex[2 * RS_MAX_DIGEST + 1];
-
-    rs_hex(d->bytes, d->len, hex);
-    return json_string(hex);
-}
-
-/* Everything but the certificate, which the caller adds its own way. */
-static json_t *request_fields(const rs_offline_request *r)
-{
-    return json_pack("{s:s, s:i, s:s, s:s?, s:s, s:o, s:o?, s:b, s:s, s:o}", "type", REQUEST_TYPE, "version", 1,
-                     "format", r->format->name, "file", r->file, "hash", rs_md_name(r->opts.md), "image_digest",
-                     hex_digest(&r->image_digest), "signing_time",
-                     r->opts.signing_time ? json_integer((json_int_t)r->opts.time) : NULL, "key_id",
-                     r->opts.use_key_id, "tbs_hash", rs_md_name(r->tbs.md), "tbs_digest", hex_digest(&r->tbs));
-}
-
-int rs_offline_request_write(const rs_offline_request *r, char **json, rs_error *err)
-{
-    json_auto_t *doc = request_fields(r);
-    json_t *chain = json_array();
-
-    for (int i = 0; chain && i < sk_X509_num(r->chain); i++)
-        json_array_append_new(chain, b64_der(sk_X509_value(r->chain, i)));
-    *json = NULL;
-    if (doc && json_object_set_new(doc, "certificate", b64_der(r->cert)) == 0 &&
-        json_object_set_new(doc, "chain", chain) == 0)
-        *json = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    return *json ? 0 : rs_fail(err, "cannot encode the request");
-}
-
-int rs_offline_request_write_wire(const rs_offline_request *r, const char cert_sha256[65], char **json,
-                                  rs_error *err)
-{
-    json_auto_t *doc = request_fields(r);
-
-    *json = NULL;
-    if (doc && json_object_set_new(doc, "certificate_sha256", json_string(cert_sha256)) == 0 &&
-        (!r->image_attached || json_object_set_new(doc, "image", json_string("attached")) == 0))
-        *json = json_dumps(doc, JSON_COMPACT);
-    return *json ? 0 : rs_fail(err, "cannot encode the request");
-}
-
-static int parse_digest(const json_t *hash, const json_t *hex, rs_digest *d, const char *what, rs_error *err)
-{
-    const char *h = json_string_value(hex);
-
-    memset(d, 0, sizeof(*d));
-    if (!json_is_string(hash) || rs_md_by_name(json_string_value(hash), &d->md, err) < 0)
-        return rs_fail(err, "%s: unsupported or missing hash", what);
-    d->len = (unsigned)EVP_MD_get_size(d->md);
-    if (!h || strlen(h) != 2 * d->len || rs_unhex(h, d->bytes, d->len) < 0)
-        return rs_fail(err, "%s: not a %s digest", what, rs_md_name(d->md));
-    return 0;
-}
-
-int rs_known_certs_add(rs_known_certs *k, X509 *cert, rs_error *err)
-{
-    X509 **certs = reallocarray(k->certs, k->n + 1, sizeof(*certs));
-    rs_bytes *der = certs ? reallocarray(k->der, k->n + 1, sizeof(*der)) : NULL;
-    uint8_t(*sha256)[32] = der ? reallocarray(k->sha256, k->n + 1, sizeof(*sha256)) : NULL;
-    unsigned char *enc = NULL;
-    int len;
-
-    if (certs)
-        k->certs = certs;
-    if (der)
-        k->der = der;
-    if (sha256)
-        k->sha256 = sha256;
-    if (!sha256)
-        return rs_fail(err, "out of memory");
-    if ((len = i2d_X509(cert, &enc)) <= 0)
-        return rs_fail_ssl(err, "cannot encode a certificate");
-    if (!X509_up_ref(cert)) {
-        OPENSSL_free(enc);
-        return rs_fail(err, "out of memory");
-    }
-    rs_sha256(enc, (size_t)len, k->sha256[k->n]);
-    k->certs[k->n] = cert;
-    k->der[k->n] = (rs_bytes){ 0 };
-    rs_bytes_adopt(&k->der[k->n++], enc, (size_t)len);
-    return 0;
-}
-
-void rs_known_certs_free(rs_known_certs *k)
-{
-    for (size_t i = 0; i < k->n; i++) {
-        X509_free(k->certs[i]);
-        rs_bytes_free(&k->der[i]);
-    }
-    free(k->certs);
-    free(k->der);
-    free(k->sha256);
-    *k = (rs_known_certs){ 0 };
-}
-
-/* A known certificate whose DER encoding is exactly der, or NULL. */
-static X509 *known_cert(const rs_bytes *der, const rs_known_certs *known)
-{
-    for (size_t i = 0; known && i < known->n; i++)
-        if (known->der[i].len == der->len && memcmp(known->der[i].data, der->data, der->len) == 0 &&
-            X509_up_ref(known->certs[i]))
-            return known->certs[i];
-    return NULL;
-}
-
-static X509 *parse_cert(const json_t *v, const rs_known_certs *known)
-{
-    _cleanup_bytes_ rs_bytes der = { 0 };
-    const unsigned char *p;
-    X509 *cert;
-
-    if (rs_base64_decode(json_string_value(v), MAX_CERT_DER, &der, NULL) < 0)
-        return NULL;
-    if ((cert = known_cert(&der, known)))
-        return cert;
-    p = der.data;
-    cert = d2i_X509(NULL, &p, (long)der.len);
-    /* The whole text must be the certificate: no trailing bytes. */
-    if (cert && p != der.data + der.len) {
-        X509_free(cert);
-        return NULL;
-    }
-    return cert;
-}
-
-/* The known certificate with this SHA-256, or NULL. */
-static X509 *known_by_sha256(const uint8_t want[32], const rs_known_certs *known)
-{
-    for (size_t i = 0; i < known->n; i++)
-        if (memcmp(known->sha256[i], want, 32) == 0 && X509_up_ref(known->certs[i]))
-            return known->certs[i];
-    return NULL;
-}
-
-/* A request carries its certificate, or (on the service's socket) names
- * one the reader knows; never both. */
-static int parse_request_cert(const json_t *doc, const rs_known_certs *known, X509 **cert, rs_error *err)
-{
-    const json_t *der = json_object_get(doc, "certificate"), *sha = json_object_get(doc, "certificate_sha256");
-    const char *hex = json_string_value(sha);
-    uint8_t want[32];
-
-    if (der && sha)
-        return rs_fail(err, "the request has both certificate and certificate_sha256");
-    if (!sha)
-        return (*cert = parse_cert(der, known)) ? 0 : rs_fail(err, "certificate is not base64 DER X.509");
-    if (!known || !known->n)
-        return rs_fail(err, "certificate_sha256: only the signing service reads a request without its certificate");
-    if (!hex || strlen(hex) != 64 || rs_unhex(hex, want, sizeof(want)) < 0)
-        return rs_fail(err, "certificate_sha256 is not a SHA-256 in hex");
-    if (!(*cert = known_by_sha256(want, known)))
-        return rs_fail(err, "the service holds no key for the request's certificate (certificate_sha256 %s)", hex);
-    return 0;
-}
-
-/* Informational, but it goes into the service's log: a path's length at
- * most (a NUL inside is refused as JSON already). */
-static int parse_file(const json_t *v, char **file, rs_error *err)
-{
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_string(v) || json_string_length(v) > PATH_MAX)
-        return rs_fail(err, "file is not a path of at most %d bytes", PATH_MAX);
-    if (!(*file = strdup(json_string_value(v))))
-        return rs_fail(err, "out of memory");
-    return 0;
-}
-
-static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offline_request *r, STACK_OF(X509) *chain,
-                        rs_error *err)
-{
-    const json_t *t = json_object_get(doc, "signing_time"), *c = json_object_get(doc, "chain");
-    const char *type = json_string_value(json_object_get(doc, "type"));
-    size_t i;
-    json_t *v;
-
-    if (!type || strcmp(type, REQUEST_TYPE) != 0 || json_integer_value(json_object_get(doc, "version")) != 1)
-        return rs_fail(err, "not a reprosign offline-signing request (version 1)");
-    r->format = rs_format_named(json_string_value(json_object_get(doc, "format")));
-    if (!r->format)
-        return rs_fail(err, "unknown format");
-    if (parse_digest(json_object_get(doc, "hash"), json_object_get(doc, "image_digest"), &r->image_digest,
-                     "image_digest", err) < 0 ||
-        parse_digest(json_object_get(doc, "tbs_hash"), json_object_get(doc, "tbs_digest"), &r->tbs, "tbs_digest",
-                     err) < 0)
-        return -1;
-    r->opts.md = r->image_digest.md;
-    r->opts.signing_time = t && !json_is_null(t);
-    if (r->opts.signing_time && (!json_is_integer(t) || json_integer_value(t) < 0 ||
-                                 json_integer_value(t) > 253402300799LL))
-        return rs_fail(err, "signing_time is not a valid Unix time");
-    r->opts.time = r->opts.signing_time ? (time_t)json_integer_value(t) : 0;
-    r->opts.use_key_id = json_is_true(json_object_get(doc, "key_id"));
-    if ((v = json_object_get(doc, "image")) && (!json_is_string(v) || strcmp(json_string_value(v), "attached")))
-        return rs_fail(err, "image: the only value is \"attached\"");
-    r->image_attached = v != NULL;
-    if (parse_request_cert(doc, known, &r->cert, err) < 0)
-        return -1;
-    if (c && !json_is_array(c))
-        return rs_fail(err, "chain is not a list");
-    json_array_foreach(c, i, v) {
-        X509 *x = parse_cert(v, known);
-
-        if (!x || !sk_X509_push(chain, x)) {
-            X509_free(x);
-            return rs_fail(err, "chain[%zu] is not base64 DER X.509", i);
-        }
-    }
-    return parse_file(json_object_get(doc, "file"), &r->file, err);
-}
-
-int rs_offline_request_read(const char *text, size_t len, rs_offline_request *out, rs_error *err)
-{
-    return rs_offline_request_read_known(text, len, NULL, out, err);
-}
-
-int rs_offline_request_read_known(const char *text, size_t len, const rs_known_certs *known, rs_offline_request *out,
-                                  rs_error *err)
-{
-    json_auto_t *doc = NULL;
-    _cleanup_(rs_x509_stackp) STACK_OF(X509) *chain = sk_X509_new_null();
-    rs_offline_request parsed = { 0 }, rebuilt;
-    json_error_t jerr;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if (!chain)
-        return rs_fail(err, "out of memory");
-    doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!doc || !json_is_object(doc))
-        return rs_fail(err, "invalid JSON at line %d: %s", jerr.line, doc ? "not an object" : jerr.text);
-    if (parse_fields(doc, known, &parsed, chain, err) < 0) {
-        rs_offline_request_free(&parsed);
-        return -1;
-    }
-    /* Trust nothing the request says it will sign: rebuild the container
-     * from its parts and require the same digest. */
-    rc = rs_offline_prepare_digest(parsed.format, &parsed.image_digest, parsed.cert, chain, &parsed.opts, &rebuilt,
-                                   err);
-    if (rc == 0 && !rs_digest_equal(&rebuilt.tbs, &parsed.tbs))
-        rc = rs_fail(err, "tbs_digest does not match the signature the request describes");
-    if (rc == 0) {
-        rebuilt.file = TAKE_PTR(parsed.file);
-        rebuilt.image_attached = parsed.image_attached;
-        *out = rebuilt;
-    } else if (rc == 0 || rebuilt.format) {
-        rs_offline_request_free(&rebuilt);
-    }
-    rs_offline_request_free(&parsed);
-    return rc;
+    return r->format->assemble(&r->image_digest, &r->to_be_signed, sig, r->cert, r->chain, &r->opts, der, err);
 }

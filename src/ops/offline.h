@@ -1,23 +1,25 @@
 /* Offline (air-gapped) signing, in three steps:
  *
- *   prepare  (networked machine, certificate only): opens the file, builds
- *            the exact signature container and records the one digest the
- *            key must sign (the signed attributes' digest for Authenticode,
- *            the module bytes' digest for modules) in a request;
+ *   prepare  (networked machine, certificate only): opens the file, asks
+ *            the format for the bytes to be signed (its to_be_signed) and
+ *            records the one digest the key must sign (the signed
+ *            attributes' digest for Authenticode, the module bytes' digest
+ *            for modules) in a request;
  *   sign     (offline machine, key only): signs that digest from the
  *            request with any key backend, writing the raw signature value;
- *   finish   (networked machine): rebuilds the same container around the
- *            signature value, after checking it with the certificate.
+ *   finish   (networked machine): checks the signature value with the
+ *            certificate, then has the format assemble the container.
  *
- * Because containers are deterministic given the image digest, the
- * options and the certificate, the result is byte-identical to signing in
- * one step with the same key and time. The request is also what the
+ * Because the bytes to be signed are deterministic given the image
+ * digest, the options and the certificate, the result is byte-identical
+ * to signing in one step with the same key and time. The request is also what the
  * signing service's socket carries: a client sends only what must be
  * signed, never a key. */
 #ifndef RS_OFFLINE_H
 #define RS_OFFLINE_H
 
 #include "formats/format.h"
+#include "ops/known_certs.h"
 
 typedef struct rs_offline_request {
     const rs_format *format;
@@ -26,7 +28,8 @@ typedef struct rs_offline_request {
     rs_sign_options opts;        /* hash, signing time, key id */
     X509 *cert;                  /* the signer certificate */
     STACK_OF(X509) *chain;       /* extra certificates to embed */
-    rs_digest tbs;               /* the digest the key must sign */
+    rs_bytes to_be_signed;       /* what the format has the key sign */
+    rs_digest tbs;               /* its digest, which the key signs */
     bool image_attached;         /* on the socket: the image's bytes came along */
 } rs_offline_request;
 
@@ -51,18 +54,6 @@ int rs_offline_request_read(const char *json, size_t len, rs_offline_request *ou
  * fingerprint in hex, as rs_x509_fingerprint gives it. */
 int rs_offline_request_write_wire(const rs_offline_request *r, const char cert_sha256[65], char **json,
                                   rs_error *err);
-/* Certificates a reader may hand out instead of decoding a byte-identical
- * copy, or look up by a request's certificate_sha256: the signing service
- * sees its own certificate in every request, and decoding one costs about
- * a fifth of an RSA-2048 signature. */
-typedef struct rs_known_certs {
-    X509 **certs;
-    rs_bytes *der;               /* each one's encoding, to compare with */
-    uint8_t (*sha256)[32];       /* each one's fingerprint */
-    size_t n;
-} rs_known_certs;
-int rs_known_certs_add(rs_known_certs *k, X509 *cert, rs_error *err);
-void rs_known_certs_free(rs_known_certs *k);
 int rs_offline_request_read_known(const char *json, size_t len, const rs_known_certs *known,
                                   rs_offline_request *out, rs_error *err);
 

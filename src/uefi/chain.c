@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
-#include "formats/pe/pe_layout.h"
+#include "formats/pe/pe_sections.h"
 #include "uefi/dbverify.h"
 #include "uefi/sbat.h"
 #include "uefi/sbat_level.h"
@@ -143,17 +143,17 @@ static int check_sbat(const stage_facts *f, const char *level, bool in_protocol,
 #define SCN_EXECUTE 0x20000000u
 #define SCN_READ 0x40000000u
 #define SCN_WRITE 0x80000000u
-#define SECTION_HEADER 40
 
 static const char *nx_refusal(rs_image *img, bool in_protocol)
 {
-    const pe_layout *pe = img->priv;
-
-    if (!(efi_le16(pe->headers + pe->checksum_off + 6) & DLL_NX_COMPAT))
+    if (!(pe_image_dll_characteristics(img) & DLL_NX_COMPAT))
         return "MokPolicy requires NX, and the image is not NX_COMPAT";
-    for (uint32_t i = 0; !in_protocol && i < pe->nsection_headers; i++) {
-        uint32_t c = efi_le32(pe->headers + pe->section_table + (uint64_t)i * SECTION_HEADER + 36);
+    for (size_t i = 0; !in_protocol && i < pe_image_section_count(img); i++) {
+        pe_section_header h;
+        uint32_t c;
 
+        pe_image_section_header(img, i, &h);
+        c = h.characteristics;
         if ((c & SCN_READ) && !(c & SCN_DISCARDABLE) && (c & SCN_WRITE) && (c & SCN_EXECUTE))
             return "MokPolicy requires NX, and a section is writable and executable";
     }

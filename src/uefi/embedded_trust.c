@@ -1,22 +1,12 @@
 #include "uefi/embedded_trust.h"
 
 #include "base/cleanup.h"
-#include "formats/pe/pe_layout.h"
+#include "formats/pe/pe_sections.h"
 #include "uefi/shim_db.h"
 
 static int add_all(STACK_OF(X509) *to, STACK_OF(X509) *from, rs_error *err)
 {
-    for (int i = 0; from && i < sk_X509_num(from); i++) {
-        X509 *c = sk_X509_value(from, i);
-
-        if (!X509_up_ref(c))
-            return rs_fail(err, "out of memory");
-        if (!sk_X509_push(to, c)) {
-            X509_free(c);
-            return rs_fail(err, "out of memory");
-        }
-    }
-    return 0;
+    return X509_add_certs(to, from, X509_ADD_FLAG_UP_REF) ? 0 : rs_fail(err, "out of memory");
 }
 
 int uefi_embedded_certs(rs_image *img, STACK_OF(X509) **out, rs_error *err)

@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/pe/pe_layout.h"
+#include "formats/pe/pe_sections.h"
 #include "uefi/efi.h"
 
 #define LEVEL_HEADER 12
-#define SECTION_HEADER_SIZE 40
 /* Debian's GRUB carries about 300 bytes of SBAT and shim's file
  * alignment pads it to 4 KiB; 1 MiB is far beyond any real section. */
 #define MAX_SBAT_SECTION (1u << 20)
@@ -89,42 +88,50 @@ static int refuse(sbat_section *out, const char *why)
     return 0;
 }
 
+/* The whole raw data of a .sbat section; the CSV ends at the first NUL. */
+static int read_csv(rs_image *img, const pe_section_header *h, sbat_section *out, rs_error *err)
+{
+    uint8_t *buf;
+
+    buf = malloc((size_t)h->raw_size + 1);
+    if (!buf)
+        return rs_fail(err, "out of memory");
+    if (rs_input_read(&img->in, h->raw_offset, buf, h->raw_size, err) < 0) {
+        free(buf);
+        return -1;
+    }
+    buf[h->raw_size] = '\0';
+    free(out->csv);
+    out->csv = (char *)buf;
+    return 0;
+}
+
 int sbat_shim_section(rs_image *img, sbat_section *out, rs_error *err)
 {
-    const pe_layout *pe = img->priv;
     bool seen = false;
 
     memset(out, 0, sizeof(*out));
     if (img->format != &rs_format_pe)
         return rs_fail(err, "not a PE/COFF image");
-    for (uint32_t i = 0; i < pe->nsection_headers; i++) {
-        const uint8_t *h = pe->headers + pe->section_table + (uint64_t)i * SECTION_HEADER_SIZE;
-        uint32_t vsize = efi_le32(h + 8), raw_size = efi_le32(h + 16), raw_off = efi_le32(h + 20);
-        uint8_t *buf;
+    for (size_t i = 0; i < pe_image_section_count(img); i++) {
+        pe_section_header h;
 
-        if (memcmp(h, ".sbat\0\0\0", 8) != 0)
+        pe_image_section_header(img, i, &h);
+        if (memcmp(h.name, ".sbat\0\0\0", 8) != 0)
             continue;
         if (seen)
             return refuse(out, "the image has two .sbat sections");
         seen = true;
-        if (efi_le32(h + 24) != 0 || efi_le16(h + 32) != 0)
+        if (h.relocations_offset != 0 || h.relocations != 0)
             return refuse(out, "the .sbat section has relocations");
-        if (raw_size == 0 || raw_size < vsize)
+        if (h.raw_size == 0 || h.raw_size < h.virtual_size)
             continue;
-        if ((uint64_t)raw_off + raw_size > img->in.size)
+        if ((uint64_t)h.raw_offset + h.raw_size > img->in.size)
             return refuse(out, "the .sbat section lies past the end of the file");
-        if (raw_size > MAX_SBAT_SECTION)
-            return rs_fail(err, ".sbat section is %u bytes, more than the %u allowed", raw_size, MAX_SBAT_SECTION);
-        buf = malloc((size_t)raw_size + 1);
-        if (!buf)
-            return rs_fail(err, "out of memory");
-        if (rs_input_read(&img->in, raw_off, buf, raw_size, err) < 0) {
-            free(buf);
+        if (h.raw_size > MAX_SBAT_SECTION)
+            return rs_fail(err, ".sbat section is %u bytes, more than the %u allowed", h.raw_size, MAX_SBAT_SECTION);
+        if (read_csv(img, &h, out, err) < 0)
             return -1;
-        }
-        buf[raw_size] = '\0';
-        free(out->csv);
-        out->csv = (char *)buf;
     }
     return 0;
 }

@@ -180,10 +180,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fuzz_rewrite(&img, &attach, out_fd, &err) < 0)
         fuzz_bug("cannot attach own signature", err.msg);
     check_signed_copy(&d, n + 1, &sig);
-    if (f->sign_digest) {
+    {
         _cleanup_bytes_ rs_bytes from_digest = { 0 };
 
-        if (f->sign_digest(&d, signer, &opts, &from_digest, &err) < 0)
+        if (rs_format_sign_digest(f, &d, signer, &opts, &from_digest, &err) < 0)
             fuzz_bug("cannot sign the image digest", err.msg);
         if (f->check_binding(&img, &from_digest, NULL, &err) < 0)
             fuzz_bug("signature over the digest does not bind", err.msg);

@@ -24,10 +24,10 @@ int module_content_digest(const module_content *content, const EVP_MD *md, rs_di
     return 0;
 }
 
-int module_cms_sign(const rs_digest *content, rs_signer *signer, bool use_key_id, rs_bytes *der, rs_error *err)
+int module_cms_assemble(const rs_digest *content, const rs_bytes *signature, X509 *cert, bool use_key_id,
+                        rs_bytes *der, rs_error *err)
 {
     _cleanup_(rs_cmsp) CMS_ContentInfo *cms = CMS_sign(NULL, NULL, NULL, NULL, SIGN_FILE_CMS_FLAGS);
-    _cleanup_bytes_ rs_bytes sig = { 0 };
     CMS_SignerInfo *si;
     unsigned char *out = NULL;
     int len;
@@ -36,14 +36,13 @@ int module_cms_sign(const rs_digest *content, rs_signer *signer, bool use_key_id
         return rs_fail_ssl(err, "cannot create CMS SignedData");
     /* The public key is enough to set the algorithms; CMS_final, which
      * would want the private key, is never called. */
-    si = CMS_add1_signer(cms, signer->cert, signer->public_key, content->md,
+    si = CMS_add1_signer(cms, cert, X509_get0_pubkey(cert), content->md,
                          SIGN_FILE_SIGNER_FLAGS | (use_key_id ? CMS_USE_KEYID : 0));
     if (!si)
         return rs_fail_ssl(err, "cannot create SignerInfo%s",
                            use_key_id ? " (does the certificate have a subjectKeyIdentifier?)" : "");
-    if (rs_signer_sign_digest(signer, content->md, content->bytes, content->len, &sig, err) < 0)
-        return -1;
-    if (sig.len > INT_MAX || !ASN1_STRING_set(CMS_SignerInfo_get0_signature(si), sig.data, (int)sig.len))
+    if (signature->len > INT_MAX ||
+        !ASN1_STRING_set(CMS_SignerInfo_get0_signature(si), signature->data, (int)signature->len))
         return rs_fail(err, "out of memory");
     len = i2d_CMS_ContentInfo(cms, &out);
     if (len <= 0)

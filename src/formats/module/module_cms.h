@@ -10,7 +10,6 @@
 #include "base/file.h"
 #include "crypto/digest.h"
 #include "crypto/ossl.h"
-#include "crypto/signer.h"
 #include "crypto/trust.h"
 #include "formats/format.h"
 
@@ -22,9 +21,10 @@ typedef struct module_content {
 
 int module_content_digest(const module_content *content, const EVP_MD *md, rs_digest *out, rs_error *err);
 
-/* Signs the digest of the module bytes (with no signed attributes the
- * signature is over that digest itself). */
-int module_cms_sign(const rs_digest *content, rs_signer *signer, bool use_key_id, rs_bytes *der, rs_error *err);
+/* The CMS around a signature over the digest of the module bytes (with
+ * no signed attributes the key signs that digest itself). */
+int module_cms_assemble(const rs_digest *content, const rs_bytes *signature, X509 *cert, bool use_key_id,
+                        rs_bytes *der, rs_error *err);
 
 /* Decodes a module CMS, refusing anything but a detached SignedData with
  * exactly one SignerInfo and nothing after the DER. */

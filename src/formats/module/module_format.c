@@ -113,11 +113,22 @@ static int module_extract(rs_image *img, size_t index, rs_bytes *der, rs_error *
     return 0;
 }
 
-/* With no signed attributes the module digest is all the signature needs. */
-static int module_sign_digest(const rs_digest *d, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der,
-                              rs_error *err)
+/* With no signed attributes the key signs the module digest itself. */
+static int module_to_be_signed(const rs_digest *d, X509 *cert, const rs_sign_options *opts, rs_bytes *tbs,
+                               rs_error *err)
 {
-    return module_cms_sign(d, signer, opts->use_key_id, der, err);
+    if (opts->use_key_id && !X509_get0_subject_key_id(cert))
+        return rs_fail(err, "the certificate has no subjectKeyIdentifier to name the key by");
+    return rs_bytes_set(tbs, d->bytes, d->len, err);
+}
+
+static int module_assemble(const rs_digest *d, const rs_bytes *tbs, const rs_bytes *signature, X509 *cert,
+                           STACK_OF(X509) *chain, const rs_sign_options *opts, rs_bytes *der, rs_error *err)
+{
+    (void)chain;   /* sign-file embeds no certificates, and the kernel reads none */
+    if (tbs->len != d->len || memcmp(tbs->data, d->bytes, d->len) != 0)
+        return rs_fail(err, "the bytes to be signed are not this module's digest");
+    return module_cms_assemble(d, signature, cert, opts->use_key_id, der, err);
 }
 
 /* Without the certificate only the form can be checked, as sign-file -s
@@ -181,7 +192,8 @@ const rs_format rs_format_module = {
     .count = module_count,
     .extract = module_extract,
     .describe = module_cms_describe,
-    .sign_digest = module_sign_digest,
+    .to_be_signed = module_to_be_signed,
+    .assemble = module_assemble,
     .check_binding = module_check_binding,
     .verify = module_verify,
     .write = module_write,

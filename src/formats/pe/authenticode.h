@@ -5,13 +5,16 @@
 
 #include "base/bytes.h"
 #include "crypto/digest.h"
-#include "crypto/signer.h"
 #include "crypto/trust.h"
 #include "formats/format.h"
 
-/* Signs an image digest; the signature uses image_digest->md throughout. */
-int authenticode_sign(const rs_digest *image_digest, rs_signer *signer, const rs_sign_options *opts, rs_bytes *der,
-                      rs_error *err);
+/* The format's two signing phases (format.h); the signature uses
+ * image_digest->md throughout. The bytes to be signed are the DER signed
+ * attributes, which carry the hash of the content for image_digest. */
+int authenticode_to_be_signed(const rs_digest *image_digest, X509 *cert, const rs_sign_options *opts, rs_bytes *tbs,
+                              rs_error *err);
+int authenticode_assemble(const rs_digest *image_digest, const rs_bytes *tbs, const rs_bytes *signature, X509 *cert,
+                          STACK_OF(X509) *chain, const rs_sign_options *opts, rs_bytes *der, rs_error *err);
 
 /* Reads the image digest a signature binds to. */
 int authenticode_bound_digest(const rs_bytes *der, rs_digest *out, rs_error *err);

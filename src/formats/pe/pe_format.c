@@ -199,27 +199,6 @@ static int pe_verify(rs_image *img, const rs_bytes *der, const rs_trust *trust, 
     return 0;
 }
 
-int pe_image_section(rs_image *img, const char *name, rs_bytes *out, rs_error *err)
-{
-    pe_range r;
-    uint8_t *buf;
-
-    if (img->format != &rs_format_pe)
-        return rs_fail(err, "not a PE/COFF image");
-    if (!pe_find_section(layout(img), &img->in, name, &r))
-        return 0;
-    buf = malloc(r.len ? r.len : 1);
-    if (!buf)
-        return rs_fail(err, "out of memory");
-    if (rs_input_read(&img->in, r.off, buf, r.len, err) < 0) {
-        free(buf);
-        return -1;
-    }
-    rs_bytes_free(out);
-    rs_bytes_adopt(out, buf, r.len);
-    return 1;
-}
-
 /* One WIN_CERTIFICATE: dwLength counts header and DER but not the padding,
  * as sbsign and pesign write it. */
 static int append_entry(rs_bytes *table, const rs_bytes *der, rs_error *err)
@@ -313,7 +292,8 @@ const rs_format rs_format_pe = {
     .count = pe_count,
     .extract = pe_extract,
     .describe = authenticode_describe,
-    .sign_digest = authenticode_sign,
+    .to_be_signed = authenticode_to_be_signed,
+    .assemble = authenticode_assemble,
     .check_binding = pe_check_binding,
     .verify = pe_verify,
     .write = pe_write,

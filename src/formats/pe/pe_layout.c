@@ -59,21 +59,20 @@ void pe_layout_free(pe_layout *pe)
     memset(pe, 0, sizeof(*pe));
 }
 
-/* Reads the fixed headers up to the data directory. */
-static int parse_headers(const rs_input *in, pe_layout *pe, uint32_t *nsections, uint64_t *section_table,
-                         rs_error *err)
+/* The DOS header's pointer to the PE signature, then the COFF header:
+ * machine, number of sections, optional header size. Sets *opt_off to the
+ * optional header's offset. */
+static int parse_coff(const rs_input *in, pe_layout *pe, uint32_t *nsections, uint16_t *opt_size, uint64_t *opt_off,
+                      rs_error *err)
 {
-    uint8_t dos[DOS_HEADER], nt[4 + COFF_HEADER], magic[2], field[4];
-    const struct opt_layout *opt;
-    uint64_t opt_off;
-    uint16_t opt_size;
-    uint32_t num_rva;
+    uint8_t dos[DOS_HEADER], nt[4 + COFF_HEADER];
+    uint32_t lfanew;
 
     if (in->size < DOS_HEADER)
         return rs_fail(err, "too small for a DOS header (%llu bytes)", (unsigned long long)in->size);
     if (rs_input_read(in, 0, dos, sizeof(dos), err) < 0)
         return -1;
-    uint32_t lfanew = pe_le32(dos + 0x3c);
+    lfanew = pe_le32(dos + 0x3c);
     if (rs_input_read(in, lfanew, nt, sizeof(nt), NULL) < 0)
         return rs_fail(err, "PE header offset 0x%x is outside the file", lfanew);
     if (memcmp(nt, "PE\0\0", 4) != 0)
@@ -82,17 +81,41 @@ static int parse_headers(const rs_input *in, pe_layout *pe, uint32_t *nsections,
     if (!pe_machine_name(pe->machine))
         return rs_fail(err, "unsupported machine type 0x%04x", pe->machine);
     *nsections = pe_le16(nt + 6);
-    opt_size = pe_le16(nt + 20);
-    opt_off = (uint64_t)lfanew + sizeof(nt);
+    *opt_size = pe_le16(nt + 20);
+    *opt_off = (uint64_t)lfanew + sizeof(nt);
+    return 0;
+}
+
+/* PE32 or PE32+, by the optional header's magic. */
+static int optional_layout(const rs_input *in, uint64_t opt_off, pe_layout *pe, const struct opt_layout **opt,
+                           rs_error *err)
+{
+    uint8_t magic[2];
+
     if (rs_input_read(in, opt_off, magic, 2, NULL) < 0)
         return rs_fail(err, "optional header is outside the file");
     if (pe_le16(magic) == 0x10b)
-        opt = &pe32;
+        *opt = &pe32;
     else if (pe_le16(magic) == 0x20b)
-        opt = &pe32plus;
+        *opt = &pe32plus;
     else
         return rs_fail(err, "unknown optional header magic 0x%04x", pe_le16(magic));
-    pe->pe32plus = opt == &pe32plus;
+    pe->pe32plus = *opt == &pe32plus;
+    return 0;
+}
+
+/* Reads the fixed headers up to the data directory. */
+static int parse_headers(const rs_input *in, pe_layout *pe, uint32_t *nsections, uint64_t *section_table,
+                         rs_error *err)
+{
+    const struct opt_layout *opt = NULL;
+    uint8_t field[4];
+    uint64_t opt_off = 0;
+    uint16_t opt_size = 0;
+    uint32_t num_rva;
+
+    if (parse_coff(in, pe, nsections, &opt_size, &opt_off, err) < 0 || optional_layout(in, opt_off, pe, &opt, err) < 0)
+        return -1;
     if (opt_size < opt->data_dir + (CERT_DIR_INDEX + 1) * 8)
         return rs_fail(err, "optional header (%u bytes) too small to hold the certificate table entry", opt_size);
     if (rs_input_read(in, opt_off + opt->num_rva, field, 4, NULL) < 0)
@@ -176,6 +199,43 @@ static bool overlaps(uint64_t off, uint64_t len, uint64_t field, uint64_t field_
     return off < field + field_len && field < off + len;
 }
 
+/* One section header's raw range, checked (len 0: an empty section). */
+static int section_range(const pe_layout *pe, uint32_t i, const uint8_t *s, pe_range *r, rs_error *err)
+{
+    uint64_t raw_size = pe_le32(s + 16), raw_off = pe_le32(s + 20);
+
+    *r = (pe_range){ raw_off, raw_size };
+    if (raw_size == 0)
+        return 0;
+    if (raw_off + raw_size > pe->data_end)
+        return rs_fail(err, "section %u (%.8s) at 0x%llx+0x%llx extends past the image data (0x%llx)", i,
+                       (const char *)s, (unsigned long long)raw_off, (unsigned long long)raw_size,
+                       (unsigned long long)pe->data_end);
+    /* Signing rewrites these fields, so a section that hashes them
+     * could never match its own signature. */
+    if (overlaps(raw_off, raw_size, pe->checksum_off, 4) || overlaps(raw_off, raw_size, pe->certdir_off, 8))
+        return rs_fail(err, "section %u (%.8s) at 0x%llx+0x%llx overlaps the CheckSum or certificate table fields",
+                       i, (const char *)s, (unsigned long long)raw_off, (unsigned long long)raw_size);
+    return 0;
+}
+
+/* Gaps between sections are unhashed by design (EDK2, sbsign), and the
+ * loader never maps them. A tail that nothing hashes is different: it
+ * could carry anything. The check runs to data_size, not data_end,
+ * because signing writes the padding and the signed image must pass this
+ * check too. */
+static int check_tail(pe_layout *pe, uint64_t sum, uint64_t covered, rs_error *err)
+{
+    if (sum < pe->data_size) {
+        pe->trailing = (pe_range){ sum, pe->data_size - sum };
+        covered = pe->data_size;
+    }
+    if (covered < pe->data_size)
+        return rs_fail(err, "bytes 0x%llx-0x%llx at the end are not covered by the Authenticode digest "
+                       "(overlapping sections?)", (unsigned long long)covered, (unsigned long long)pe->data_size);
+    return 0;
+}
+
 static int parse_sections(pe_layout *pe, uint32_t n, uint64_t table, rs_error *err)
 {
     uint64_t sum = pe->size_of_headers, covered = pe->size_of_headers;
@@ -187,39 +247,19 @@ static int parse_sections(pe_layout *pe, uint32_t n, uint64_t table, rs_error *e
     if (!pe->sections)
         return rs_fail(err, "out of memory");
     for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *s = pe->headers + table + (uint64_t)i * SECTION_HEADER;
-        uint64_t raw_size = pe_le32(s + 16), raw_off = pe_le32(s + 20);
+        pe_range r;
 
-        if (raw_size == 0)
+        if (section_range(pe, i, pe->headers + table + (uint64_t)i * SECTION_HEADER, &r, err) < 0)
+            return -1;
+        if (r.len == 0)
             continue;
-        if (raw_off + raw_size > pe->data_end)
-            return rs_fail(err, "section %u (%.8s) at 0x%llx+0x%llx extends past the image data (0x%llx)", i,
-                           (const char *)s, (unsigned long long)raw_off, (unsigned long long)raw_size,
-                           (unsigned long long)pe->data_end);
-        /* Signing rewrites these fields, so a section that hashes them
-         * could never match its own signature. */
-        if (overlaps(raw_off, raw_size, pe->checksum_off, 4) || overlaps(raw_off, raw_size, pe->certdir_off, 8))
-            return rs_fail(err, "section %u (%.8s) at 0x%llx+0x%llx overlaps the CheckSum or certificate table fields",
-                           i, (const char *)s, (unsigned long long)raw_off, (unsigned long long)raw_size);
-        pe->sections[pe->nsections++] = (pe_range){ raw_off, raw_size };
-        sum += raw_size;
-        if (raw_off + raw_size > covered)
-            covered = raw_off + raw_size;
+        pe->sections[pe->nsections++] = r;
+        sum += r.len;
+        if (r.off + r.len > covered)
+            covered = r.off + r.len;
     }
     qsort(pe->sections, pe->nsections, sizeof(*pe->sections), cmp_range);
-    if (sum < pe->data_size) {
-        pe->trailing = (pe_range){ sum, pe->data_size - sum };
-        covered = pe->data_size;
-    }
-    /* Gaps between sections are unhashed by design (EDK2, sbsign), and
-     * the loader never maps them. A tail that nothing hashes is different:
-     * it could carry anything. The check runs to data_size, not data_end,
-     * because signing writes the padding and the signed image must pass
-     * this check too. */
-    if (covered < pe->data_size)
-        return rs_fail(err, "bytes 0x%llx-0x%llx at the end are not covered by the Authenticode digest "
-                       "(overlapping sections?)", (unsigned long long)covered, (unsigned long long)pe->data_size);
-    return 0;
+    return check_tail(pe, sum, covered, err);
 }
 
 int pe_layout_parse(const rs_input *in, pe_layout *pe, rs_error *err)

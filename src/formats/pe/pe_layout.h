@@ -60,11 +60,6 @@ const char *pe_machine_name(uint16_t machine);
  * file-alignment padding). Returns 1 when found, 0 when absent. */
 int pe_find_section(const pe_layout *pe, const rs_input *in, const char *name, pe_range *out);
 
-struct rs_image;
-/* Reads a named section of an image opened as PE into out. Returns 1 when
- * found, 0 when absent, -1 on error (including "not a PE image"). */
-int pe_image_section(struct rs_image *img, const char *name, rs_bytes *out, rs_error *err);
-
 static inline uint16_t pe_le16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | p[1] << 8);

@@ -1,0 +1,46 @@
+/* Inside the build-time socket (server.h), shared by the files that do
+ * one job each:
+ *   server.c          start and stop, admitting connections, their threads;
+ *   server_listen.c   the listening socket, or systemd's;
+ *   server_serve.c    one connection's requests: sign, log, answer. */
+#ifndef RS_SERVER_INTERNAL_H
+#define RS_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+
+#include "service/server.h"
+#include "service/socket_policy.h"
+
+#define MAX_CLIENTS 1024
+
+typedef struct client {
+    rs_server *server;
+    int fd;
+    struct ucred cred;
+    char exe[256];               /* the peer's executable, for the log */
+} client;
+
+struct rs_server {
+    rs_server_options o;
+    int listen_fd;
+    pthread_t acceptor;
+    pthread_mutex_t mu;
+    pthread_cond_t idle;
+    int fds[MAX_CLIENTS];        /* open connections, -1 when free */
+    uid_t uids[MAX_CLIENTS];     /* each one's peer */
+    size_t active;
+    bool stopping;
+    bool passed;                 /* the socket came from systemd */
+    rs_socket_keys keys;         /* the signers, their certificates and fingerprints */
+};
+
+/* Serves one connection until the peer closes it or it fails. */
+void server_serve_client(client *c);
+/* Sends text, an answer from proto.h, and frees it. */
+int server_answer(int fd, char *text, rs_error *err);
+/* The socket to accept on: systemd's (*passed), or a new one at c->socket. */
+int server_listen(const rs_service_config *c, int *out, bool *passed, rs_error *err);
+
+#endif
