@@ -95,4 +95,29 @@ expect dbx denied "hash added to dbx with sign-var --append: refused"
 boot kg "$WORK/kg-signed.efi" "$WORK/kg.fd"; boot kg-unsigned "$WORK/hello.efi" "$WORK/kg.fd"
 expect kg ran "OVMF with efi keygen's keys runs an image signed with its db key"
 expect kg-unsigned denied "... and refuses an unsigned one"
+
+# The README's tour, its commands taken from the README as written (so the
+# two cannot drift): efi keygen, efi enroll --microsoft, sign, chain; then
+# OVMF boots what it made.
+python3 - "$TESTS_DIR/../README.md" >"$WORK/tour.sh" <<'PY'
+import re, sys
+block = open(sys.argv[1]).read().split('## A tour', 1)[1].split('```sh', 1)[1].split('```', 1)[0]
+lines = block.replace('\\\n', ' ').split('\n')
+for want in (r'^reprosign efi keygen keys$', r'^reprosign efi enroll ',
+             r'^reprosign sign --key keys/db.key --cert keys/db.crt grubx64.efi ',
+             r'^reprosign chain --vars vars.fd grubx64.efi.signed$'):
+    found = [l for l in lines if re.search(want, l)]
+    if len(found) != 1:
+        sys.exit('README tour: no single line matches ' + want)
+    print(re.sub(r'\s+#.*$', '', found[0]))
+PY
+[ $? = 0 ] || echo "false  # the README's tour no longer has these commands" >>"$WORK/tour.sh"
+mkdir -p "$WORK/tour" && cp "$WORK/hello.efi" "$WORK/tour/grubx64.efi"
+check "the README's tour runs as written: efi keygen, efi enroll --microsoft, sign, chain" bash -c "
+    cd '$WORK/tour' && reprosign() { '$REPROSIGN' \"\$@\"; } && set -e && . '$WORK/tour.sh'" >/dev/null
+check "... its store holds Microsoft's KEK and UEFI CA beside the new keys" bash -c "
+    '$REPROSIGN' efi list --vars '$WORK/tour/vars.fd' | grep -q 'CN=Microsoft Corporation KEK CA 2011' &&
+    '$REPROSIGN' efi list --vars '$WORK/tour/vars.fd' | grep -q 'CN=Microsoft Corporation UEFI CA 2011'"
+boot tour "$WORK/tour/grubx64.efi.signed" "$WORK/tour/vars.fd"
+expect tour ran "... and OVMF boots the image the tour signed, with the store the tour made"
 finish
