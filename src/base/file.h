@@ -40,6 +40,12 @@ void rs_input_close(rs_input *in);
 int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err);
 /* Feeds [off, off+len) of the file to a digest, in bounded chunks. */
 int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err);
+/* EVP_DigestUpdate, counted: every byte a format hashes goes through this
+ * or rs_input_hash, so that progress reports the bytes actually hashed. */
+int rs_hash_update(EVP_MD_CTX *md, const void *data, size_t len);
+/* How many bytes this thread has hashed so far; the difference across one
+ * file's digest is what that digest read. */
+uint64_t rs_hashed_bytes(void);
 /* Reads a whole (small) file into memory, refusing anything over max bytes. */
 int rs_read_file(const char *path, size_t max, rs_bytes *out, rs_error *err);
 /* The same from an open descriptor, which it takes over (name is for errors). */

@@ -155,9 +155,24 @@ static int hash_window(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CT
 
     if (len > WINDOW || !(w = window_for(in, off, (size_t)len, err, &rc)))
         return rc;
-    if (!EVP_DigestUpdate(md, w->data + (off - w->off), (size_t)len))
+    if (!rs_hash_update(md, w->data + (off - w->off), (size_t)len))
         return rs_fail_ssl(err, "digest failed");
     return 1;
+}
+
+static _Thread_local uint64_t hashed_bytes;
+
+int rs_hash_update(EVP_MD_CTX *md, const void *data, size_t len)
+{
+    if (!EVP_DigestUpdate(md, data, len))
+        return 0;
+    hashed_bytes += len;
+    return 1;
+}
+
+uint64_t rs_hashed_bytes(void)
+{
+    return hashed_bytes;
 }
 
 int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err)
@@ -174,7 +189,7 @@ int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md
 
         if (rs_input_read(in, off, buf, n, err) < 0)
             return -1;
-        if (!EVP_DigestUpdate(md, buf, n))
+        if (!rs_hash_update(md, buf, n))
             return rs_fail_ssl(err, "digest failed");
         off += n;
         len -= n;

@@ -188,6 +188,7 @@ static int check_one(void *ctx, size_t i, rs_error *err)
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     rs_error why;
     size_t max;
+    uint64_t before;
 
     if (!path || asprintf(&sig_path, "%s/%s.sig", t->o->signatures, e->rel) < 0)
         return rs_fail(err, "out of memory");
@@ -216,10 +217,11 @@ static int check_one(void *ctx, size_t i, rs_error *err)
         rs_fail(&why, "already carries a signature");
         return note_problem(e, path, &why);
     }
+    before = rs_hashed_bytes();
     if (img.format->check_binding(&img, &e->sig, t->o->cert, &why) < 0)
         return note_problem(e, path, &why);
     e->size = img.in.size;
-    rs_progress_hashed(t->o->progress, e->size);
+    rs_progress_hashed(t->o->progress, rs_hashed_bytes() - before);
     return 0;
 }
 

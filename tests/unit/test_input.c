@@ -1,7 +1,8 @@
 /* base/input.c and the copy in output.c: a file's SHA-256 through a fixed
  * buffer equals the hash of its bytes (empty, small, many chunks); a whole
  * read over its limit names the limit; a copy has the same bytes and
- * exactly the mode asked for, and a failed one leaves nothing. */
+ * exactly the mode asked for, and a failed one leaves nothing; the bytes
+ * hashed are counted once each, for progress. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +20,18 @@ static void hashes_like_memory(size_t size)
     uint8_t *data = malloc(size ? size : 1), want[32], got[32];
     rs_input in = { .fd = -1 };
     rs_error err;
+    uint64_t before;
 
     for (size_t i = 0; i < size; i++)
         data[i] = (uint8_t)(i * 31 + i / 7);
     CHECK(rs_write_file(harness_path(dir, "f"), data, size, 0644, &err) == 0);
     rs_sha256(data, size, want);
-    CHECK(rs_input_open(&in, harness_path(dir, "f"), &err) == 0 && rs_input_sha256(&in, got, &err) == 0);
+    CHECK(rs_input_open(&in, harness_path(dir, "f"), &err) == 0);
+    before = rs_hashed_bytes();
+    CHECK(rs_input_sha256(&in, got, &err) == 0);
     CHECK(!memcmp(want, got, 32));
+    /* Progress counts what was hashed: every byte, once. */
+    CHECK(rs_hashed_bytes() - before == size);
     rs_input_close(&in);
     free(data);
 }

@@ -48,9 +48,9 @@ static int pe_digest(rs_image *img, const EVP_MD *md, rs_digest *out, rs_error *
     const uint8_t *h = pe->headers;
     uint64_t t_end = pe->trailing.off + pe->trailing.len, in_file;
 
-    if (!ctx || !EVP_DigestInit_ex(ctx, md, NULL) || !EVP_DigestUpdate(ctx, h, pe->checksum_off) ||
-        !EVP_DigestUpdate(ctx, h + pe->checksum_off + 4, pe->certdir_off - pe->checksum_off - 4) ||
-        !EVP_DigestUpdate(ctx, h + pe->certdir_off + 8, pe->size_of_headers - pe->certdir_off - 8))
+    if (!ctx || !EVP_DigestInit_ex(ctx, md, NULL) || !rs_hash_update(ctx, h, pe->checksum_off) ||
+        !rs_hash_update(ctx, h + pe->checksum_off + 4, pe->certdir_off - pe->checksum_off - 4) ||
+        !rs_hash_update(ctx, h + pe->certdir_off + 8, pe->size_of_headers - pe->certdir_off - 8))
         return rs_fail_ssl(err, "digest failed");
     for (size_t i = 0; i < pe->nsections; i++)
         if (rs_input_hash(&img->in, pe->sections[i].off, pe->sections[i].len, ctx, err) < 0)
@@ -62,7 +62,7 @@ static int pe_digest(rs_image *img, const EVP_MD *md, rs_digest *out, rs_error *
             return -1;
         /* The zero padding to 8 bytes that signing adds. */
         if (t_end > pe->data_end &&
-            !EVP_DigestUpdate(ctx, zeros, t_end - (pe->trailing.off > pe->data_end ? pe->trailing.off : pe->data_end)))
+            !rs_hash_update(ctx, zeros, t_end - (pe->trailing.off > pe->data_end ? pe->trailing.off : pe->data_end)))
             return rs_fail_ssl(err, "digest failed");
     }
     out->md = md;
