@@ -1,8 +1,9 @@
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "base/walk.h"
 #include "cli/chain_rules.h"
 #include "cli/cli.h"
 #include "uefi/chain_inputs.h"
@@ -89,14 +90,14 @@ const rs_command cmd_chain = {
     .options = longopts,
 };
 
-/* nftw has no context argument. */
-static struct {
+/* What the walk over the module tree counts. */
+typedef struct module_walk {
     const kernel_keys *keys;
     size_t ok, failed;
     size_t by_ring[3];       /* .builtin_trusted_keys, .machine, .platform */
     json_t *failures;
     bool json;
-} modules;
+} module_walk;
 
 static bool is_module(const char *path)
 {
@@ -105,25 +106,25 @@ static bool is_module(const char *path)
     return n > 3 && !strcmp(path + n - 3, ".ko");
 }
 
-static int check_module(const char *path, const struct stat *st, int type, struct FTW *ftw)
+static int check_module(void *ctx, const char *rel, const char *path, const struct stat *st, rs_error *unused)
 {
+    module_walk *m = ctx;
     module_verdict v;
     rs_error err;
     const char *why;
 
-    (void)st;
-    (void)ftw;
-    if (type != FTW_F || !is_module(path))
+    (void)rel, (void)unused;
+    if (!S_ISREG(st->st_mode) || !is_module(path))
         return 0;
-    if (kernel_verify_module(path, modules.keys, &v, &err) == 0 && v.ok) {
-        modules.ok++;
-        modules.by_ring[v.keyring[1] == 'b' ? 0 : v.keyring[1] == 'm' ? 1 : 2]++;
+    if (kernel_verify_module(path, m->keys, &v, &err) == 0 && v.ok) {
+        m->ok++;
+        m->by_ring[v.keyring[1] == 'b' ? 0 : v.keyring[1] == 'm' ? 1 : 2]++;
         return 0;
     }
-    modules.failed++;
+    m->failed++;
     why = v.detail[0] ? v.detail : err.msg;
-    if (modules.json)
-        json_array_append_new(modules.failures, json_pack("{s:s, s:s}", "file", path, "reason", why));
+    if (m->json)
+        json_array_append_new(m->failures, json_pack("{s:s, s:s}", "file", path, "reason", why));
     else
         printf("  module %s: REFUSED by the kernel: %s\n", path, why);
     return 0;
@@ -133,31 +134,24 @@ static int check_modules(const chain_inputs *in, const chain_result *r, const ch
                          json_t *doc, bool *ok)
 {
     _cleanup_(kernel_keys_free) kernel_keys keys = { 0 };
+    module_walk m = { .keys = &keys, .json = doc != NULL };
     rs_error err;
-    int walked;
 
     if (chain_kernel_keys(in, r, keys_path, &keys, &err) < 0)
         return cli_fail(&err);
-    modules.keys = &keys;
-    modules.json = doc != NULL;
-    modules.failures = json_array();
-    walked = nftw(dir, check_module, 32, FTW_PHYS);
-    modules.keys = NULL;   /* keys lives in this frame only */
-    if (walked != 0) {
-        json_decref(modules.failures);
-        rs_fail(&err, "%s: cannot walk the module tree", dir);
+    m.failures = json_array();
+    if (rs_walk_tree(dir, NULL, check_module, &m, &err) < 0) {
+        json_decref(m.failures);
         return cli_fail(&err);
     }
-    *ok = modules.failed == 0 && modules.ok > 0;
+    *ok = m.failed == 0 && m.ok > 0;
     if (doc)
-        json_object_set_new(doc, "modules", json_pack("{s:s, s:I, s:I, s:o}", "dir", dir, "verified",
-                                                      (json_int_t)modules.ok, "failed", (json_int_t)modules.failed,
-                                                      "failures", modules.failures));
+        json_object_set_new(doc, "modules", json_pack("{s:s, s:I, s:I, s:o}", "dir", dir, "verified", (json_int_t)m.ok,
+                                                      "failed", (json_int_t)m.failed, "failures", m.failures));
     else {
-        json_decref(modules.failures);
+        json_decref(m.failures);
         printf("modules %s: %s, %zu verified (.builtin_trusted_keys %zu, .machine %zu, .platform %zu), %zu failed\n",
-               dir, *ok ? "OK" : "FAILED", modules.ok, modules.by_ring[0], modules.by_ring[1], modules.by_ring[2],
-               modules.failed);
+               dir, *ok ? "OK" : "FAILED", m.ok, m.by_ring[0], m.by_ring[1], m.by_ring[2], m.failed);
     }
     return EXIT_OK;
 }

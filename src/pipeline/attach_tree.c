@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/walk.h"
 #include "base/file.h"
 #include "formats/format.h"
 #include "pipeline/batch.h"
@@ -57,39 +58,15 @@ static int add_entry(tree_job *t, const char *rel, rs_error *err)
 }
 
 /* Collects every <path>.sig below dir, in a stable order. */
-static int collect(tree_job *t, const char *dir, const char *rel, rs_error *err)
+/* Every NAME.sig below the signatures directory; a link or a special file
+ * is refused: skipped, it would leave its file unsigned without a word. */
+static int collect(void *ctx, const char *rel, const char *path, const struct stat *st, rs_error *err)
 {
-    _cleanup_free_ char *path = NULL;
-    struct dirent **names = NULL;
-    int n, rc = 0;
+    size_t len = strlen(rel);
 
-    if (asprintf(&path, "%s%s%s", dir, *rel ? "/" : "", rel) < 0)
-        return rs_fail(err, "out of memory");
-    n = scandir(path, &names, NULL, alphasort);
-    if (n < 0)
-        return rs_fail(err, "%s: %s", path, strerror(errno));
-    for (int i = 0; i < n; i++) {
-        _cleanup_free_ char *child = NULL, *full = NULL;
-        const char *name = names[i]->d_name;
-        size_t len = strlen(name);
-        struct stat st;
-
-        if (rc == 0 && name[0] != '.') {
-            if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "", name) < 0 || asprintf(&full, "%s/%s", dir, child) < 0)
-                rc = rs_fail(err, "out of memory");
-            else if (lstat(full, &st) < 0)
-                rc = rs_fail(err, "%s: %s", full, strerror(errno));
-            else if (S_ISDIR(st.st_mode))
-                rc = collect(t, dir, child, err);
-            else if (len > 4 && !strcmp(name + len - 4, ".sig"))
-                /* A link or a special file is refused: skipped, it would
-                 * leave its file unsigned without a word. */
-                rc = S_ISREG(st.st_mode) ? add_entry(t, child, err) : rs_fail(err, "%s: not a regular file", full);
-        }
-        free(names[i]);
-    }
-    free(names);
-    return rc;
+    if (S_ISDIR(st->st_mode) || len <= 4 || strcmp(rel + len - 4, ".sig") != 0)
+        return 0;
+    return S_ISREG(st->st_mode) ? add_entry(ctx, rel, err) : rs_fail(err, "%s: not a regular file", path);
 }
 
 static char *joined_path(const char *base, const entry *e, const char *suffix)
@@ -329,7 +306,7 @@ int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *repor
     if ((t.root_fd = open(o->root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
         return rs_fail(err, "%s: %s", o->root, strerror(errno));
     t.in_place = writes_in_place(&t);
-    rc = collect(&t, o->signatures, "", err);
+    rc = rs_walk_tree(o->signatures, &(rs_walk_opts){ .skip_hidden = true }, collect, &t, err);
     if (rc == 0 && t.count == 0)
         rc = rs_fail(err, "%s: no .sig files", o->signatures);
     report->n_files = t.count;

@@ -3,7 +3,6 @@
  * dpkg-source run over it with fixed file times. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "base/cleanup.h"
 #include "base/file.h"
 #include "base/spawn.h"
+#include "base/walk.h"
 #include "pipeline/sign_job.h"
 #include "pipeline/source_tree.h"
 
@@ -29,17 +29,15 @@ static int link_sig(const rs_sign_job *j, const char *base, const rs_sign_item *
     return link(from, to) < 0 ? rs_fail(err, "%s: %s", to, strerror(errno)) : 0;
 }
 
-/* nftw() passes no context; set just before the walk. */
-static time_t tree_mtime;
-
-static int set_mtimes(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static int set_mtime(void *ctx, const char *rel, const char *path, const struct stat *st, rs_error *err)
 {
-    struct timespec ts[2];
+    const time_t *mtime = ctx;
+    struct timespec ts[2] = { { *mtime, 0 }, { *mtime, 0 } };
 
-    (void)st, (void)flag, (void)ftw;
-    ts[0].tv_sec = ts[1].tv_sec = tree_mtime;
-    ts[0].tv_nsec = ts[1].tv_nsec = 0;
-    return utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+    (void)rel, (void)st;
+    if (utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW) < 0)
+        return rs_fail(err, "%s: cannot set its time: %s", path, strerror(errno));
+    return 0;
 }
 
 /* Copied before anything is signed: a source-template that cannot be
@@ -59,6 +57,7 @@ int rs_sign_copy_source_template(rs_sign_job *j, rs_error *err)
 int rs_sign_build_source_package(const rs_sign_job *j, rs_error *err)
 {
     _cleanup_free_ char *sigs = NULL;
+    time_t mtime = j->mtime;
 
     if (!j->source_tree)
         return 0;
@@ -68,9 +67,9 @@ int rs_sign_build_source_package(const rs_sign_job *j, rs_error *err)
         if (link_sig(j, sigs, &j->items[i], err) < 0)
             return -1;
     /* Fixed mtimes, so dpkg-source builds the same tarball every time. */
-    tree_mtime = j->mtime;
-    if (nftw(j->source_tree, set_mtimes, 16, FTW_PHYS) != 0)
-        return rs_fail(err, "%s: cannot set file times", j->source_tree);
+    if (rs_walk_tree(j->source_tree, NULL, set_mtime, &mtime, err) < 0 ||
+        set_mtime(&mtime, "", j->source_tree, NULL, err) < 0)
+        return -1;
     char *argv[] = { "dpkg-source", "--format=3.0 (native)", "-b", basename(j->source_tree), NULL };
     return rs_run_tool(argv, j->work, err);
 }

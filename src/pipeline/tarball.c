@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/walk.h"
 #include "pipeline/archive_lib.h"
 #include "base/file.h"
 
@@ -174,42 +175,23 @@ static int add_data(struct archive *a, const char *path, rs_error *err)
     return n < 0 ? rs_fail(err, "%s: %s", path, strerror(errno)) : 0;
 }
 
-/* Depth-first, names in byte order, so the order never depends on the
- * file system (alphasort compares bytes in the C locale, which reprosign
- * never leaves). */
-static int add_tree(struct archive *a, const char *root, const char *rel, time_t mtime, rs_error *err)
+typedef struct tree_adder {
+    struct archive *a;
+    time_t mtime;
+} tree_adder;
+
+/* The walk goes depth first with names in byte order, so the order never
+ * depends on the file system (alphasort compares bytes in the C locale,
+ * which reprosign never leaves). */
+static int add_entry(void *ctx, const char *rel, const char *path, const struct stat *st, rs_error *err)
 {
-    _cleanup_free_ char *dir = NULL;
-    struct dirent **names = NULL;
-    int n, rc = 0;
+    tree_adder *t = ctx;
 
-    if (asprintf(&dir, "%s%s%s", root, *rel ? "/" : "", rel) < 0)
-        return rs_fail(err, "out of memory");
-    n = scandir(dir, &names, NULL, alphasort);
-    if (n < 0)
-        return rs_fail(err, "%s: %s", dir, strerror(errno));
-    for (int i = 0; i < n; i++) {
-        _cleanup_free_ char *child = NULL, *path = NULL;
-        const char *name = names[i]->d_name;
-        struct stat st;
-
-        if (rc < 0 || !strcmp(name, ".") || !strcmp(name, ".."))
-            continue;
-        if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "", name) < 0 || asprintf(&path, "%s/%s", root, child) < 0)
-            rc = rs_fail(err, "out of memory");
-        else if (lstat(path, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-            rc = rs_fail(err, "%s: not a regular file or directory", path);
-        else if (add_header(a, child, S_ISDIR(st.st_mode) ? AE_IFDIR : AE_IFREG, st.st_size, mtime, err) < 0)
-            rc = -1;
-        else if (S_ISDIR(st.st_mode))
-            rc = add_tree(a, root, child, mtime, err);
-        else
-            rc = add_data(a, path, err);
-    }
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    return rc;
+    if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode))
+        return rs_fail(err, "%s: not a regular file or directory", path);
+    if (add_header(t->a, rel, S_ISDIR(st->st_mode) ? AE_IFDIR : AE_IFREG, st->st_size, t->mtime, err) < 0)
+        return -1;
+    return S_ISDIR(st->st_mode) ? 0 : add_data(t->a, path, err);
 }
 
 rs_names_locale rs_tarball_utf8_names_begin(void)
@@ -232,10 +214,12 @@ void rs_tarball_utf8_names_end(rs_names_locale n)
 static int write_tree(const char *dir, const char *output, time_t mtime, rs_error *err)
 {
     _cleanup_(tarball_freep) rs_tarball *t = NULL;
+    tree_adder adder = { NULL, mtime };
 
     if (rs_tarball_open(&t, output, mtime, err) < 0)
         return -1;
-    if (add_tree(t->a, dir, "", mtime, err) < 0)
+    adder.a = t->a;
+    if (rs_walk_tree(dir, NULL, add_entry, &adder, err) < 0)
         return rs_error_prefix(err, "%s", output);
     return rs_tarball_commit(t, err);
 }

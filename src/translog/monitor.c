@@ -9,13 +9,15 @@
  * exported log until they are released, so they are never reported. */
 #include "translog/monitor.h"
 
+#include <errno.h>
 #include <fnmatch.h>
-#include <ftw.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/cleanup.h"
+#include "base/walk.h"
 #include "crypto/ossl.h"
 #include "pipeline/archive_lib.h"
 #include "translog/log.h"
@@ -61,10 +63,12 @@ static bool set_has(const sig_set *s, const rs_hash *h)
 
 /* ---- the archive's side ---- */
 
-static const sig_set *lookup_set;   /* the logged signatures, sorted */
-static sig_set *walk_set;
-static rs_error *walk_err;
-static rs_monitor_report *walk_report;
+/* What the walk over the archive carries. */
+typedef struct archive_walk {
+    const sig_set *logged;   /* sorted */
+    sig_set *published;
+    rs_monitor_report *report;
+} archive_walk;
 
 static int read_member(struct archive *a, const char *tar, const char *name, rs_hash *out, rs_error *err)
 {
@@ -88,8 +92,9 @@ static int read_member(struct archive *a, const char *tar, const char *name, rs_
     return 0;
 }
 
-static int scan_tarball(const char *path, sig_set *set, rs_monitor_report *r, rs_error *err)
+static int scan_tarball(const char *path, const archive_walk *w, rs_error *err)
 {
+    rs_monitor_report *r = w->report;
     struct archive *a = sym_archive_read_new();
     struct archive_entry *e;
     int rc = 0;
@@ -112,8 +117,8 @@ static int scan_tarball(const char *path, sig_set *set, rs_monitor_report *r, rs
 
         if (len < 4 || strcmp(name + len - 4, ".sig") || sym_archive_entry_filetype(e) != AE_IFREG)
             continue;
-        if ((rc = read_member(a, path, name, &h, err)) == 0 && (rc = set_add(set, &h, 0, err)) == 0 &&
-            !set_has(lookup_set, &h)) {
+        if ((rc = read_member(a, path, name, &h, err)) == 0 && (rc = set_add(w->published, &h, 0, err)) == 0 &&
+            !set_has(w->logged, &h)) {
             r->unlogged++;
             if (r->unlogged_fn)
                 r->unlogged_fn(r->ctx, path, name);
@@ -124,14 +129,16 @@ out:
     return rc;
 }
 
-static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
+static int visit(void *ctx, const char *rel, const char *path, const struct stat *st, rs_error *err)
 {
-    (void)st, (void)ftw;
-    if (type != FTW_F || (fnmatch("*.tar.xz", path, 0) && fnmatch("*.tar.gz", path, 0) &&
-                          fnmatch("*.tar.bz2", path, 0) && fnmatch("*.tar.zst", path, 0)))
+    archive_walk *w = ctx;
+
+    (void)rel;
+    if (!S_ISREG(st->st_mode) || (fnmatch("*.tar.xz", path, 0) && fnmatch("*.tar.gz", path, 0) &&
+                                  fnmatch("*.tar.bz2", path, 0) && fnmatch("*.tar.zst", path, 0)))
         return 0;
-    walk_report->tarballs++;
-    return scan_tarball(path, walk_set, walk_report, walk_err) < 0 ? 1 : 0;
+    w->report->tarballs++;
+    return scan_tarball(path, w, err);
 }
 
 /* ---- the log's side ---- */
@@ -170,6 +177,8 @@ static int logged_entries(const char *dir, uint64_t size, sig_set *logged, rs_mo
 int rs_log_monitor(const char *dir, uint64_t size, const char *archive, rs_monitor_report *r, rs_error *err)
 {
     sig_set logged = { 0 }, published = { 0 };
+    archive_walk w = { &logged, &published, r };
+    struct stat st;
     int rc;
 
     if (rs_archive_load(err) < 0 || logged_entries(dir, size, &logged, r, err) < 0) {
@@ -177,12 +186,13 @@ int rs_log_monitor(const char *dir, uint64_t size, const char *archive, rs_monit
         return -1;
     }
     r->logged = logged.n;
-    lookup_set = &logged;
-    walk_set = &published;
-    walk_err = err;
-    walk_report = r;
-    rc = nftw(archive, visit, 16, FTW_PHYS) != 0 ? -1 : 0;
-    lookup_set = walk_set = NULL;   /* they point into this frame */
+    /* The archive's tree, or one tarball named alone. */
+    if (stat(archive, &st) < 0)
+        rc = rs_fail(err, "%s: %s", archive, strerror(errno));
+    else if (S_ISDIR(st.st_mode))
+        rc = rs_walk_tree(archive, NULL, visit, &w, err);
+    else
+        rc = visit(&w, "", archive, &st, err);
     if (rc == 0) {
         /* The other way: logged signatures that nothing published carries. */
         if (published.n)
@@ -195,8 +205,6 @@ int rs_log_monitor(const char *dir, uint64_t size, const char *archive, rs_monit
             if (r->unpublished_fn)
                 r->unpublished_fn(r->ctx, logged.h[i].index, &logged.h[i].h);
         }
-    } else if (!err->msg[0]) {
-        rs_fail(err, "%s: cannot walk the directory", archive);
     }
     free(logged.h);
     free(published.h);

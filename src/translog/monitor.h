@@ -19,7 +19,7 @@ typedef struct rs_monitor_report {
 } rs_monitor_report;
 
 /* Reads the first `size` entries of the log in dir (already audited) and
- * every tarball under archive. Not thread-safe (nftw). */
+ * every tarball under archive (or the one tarball archive names). */
 int rs_log_monitor(const char *dir, uint64_t size, const char *archive, rs_monitor_report *r, rs_error *err);
 
 #endif
