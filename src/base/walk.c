@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "base/file.h"
 
 typedef struct walk {
     const char *root;
@@ -33,10 +34,8 @@ static int visit_entry(const walk *w, const char *rel, const char *name, unsigne
         child = NULL;
         return rs_fail(err, "out of memory");
     }
-    if (asprintf(&path, "%s/%s", w->root, child) < 0) {
-        path = NULL;
+    if (!(path = rs_path_join(w->root, child)))
         return rs_fail(err, "out of memory");
-    }
     if (lstat(path, &st) < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
     if ((rc = w->visit(w->ctx, child, path, &st, err)) < 0)

@@ -61,7 +61,7 @@ static int extract_symlink(struct archive_entry *e, extraction *x, const char *n
     if (!(grown = realloc(x->links, (x->n_links + 1) * sizeof(*grown))))
         return rs_fail(err, "out of memory");
     x->links = grown;
-    if (!(x->links[x->n_links] = strdup(rel)) || asprintf(&path, "%s/%s", x->dest, rel) < 0)
+    if (!(x->links[x->n_links] = strdup(rel)) || !(path = rs_path_join(x->dest, rel)))
         return rs_fail(err, "out of memory");
     x->n_links++;
     if (symlink(target, path) < 0)
@@ -84,7 +84,7 @@ static int extract_file(struct archive *a, struct archive_entry *e, extraction *
         if (!dir || mkdirs(dest, dir, err) < 0)
             return -1;
     }
-    if (asprintf(&path, "%s/%s", dest, rel) < 0)
+    if (!(path = rs_path_join(dest, rel)))
         return rs_fail(err, "out of memory");
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "base/cleanup.h"
+#include "base/file.h"
 #include "pipeline/pkgtree.h"
 
 /* Asked in this order; no entry is both a .deb and a directory. */
@@ -40,7 +41,7 @@ static int scan_entry(rs_pkgset *s, const char *dir, const char *name, rs_error 
     rs_pkgtree t;
     struct stat st;
 
-    if (asprintf(&path, "%s/%s", dir, name) < 0)
+    if (!(path = rs_path_join(dir, name)))
         return rs_fail(err, "out of memory");
     if (stat(path, &st) < 0)
         return 0;

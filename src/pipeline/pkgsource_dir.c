@@ -98,7 +98,7 @@ static int read_one(void *ctx, size_t i, rs_error *err)
     _cleanup_free_ char *label = NULL;
     int fd;
 
-    if (asprintf(&label, "%s/%s", r->t->origin, r->w->names[i]) < 0)
+    if (!(label = rs_path_join(r->t->origin, r->w->names[i])))
         return rs_fail(err, "out of memory");
     if (dir_reopen(r->t, r->w->names[i], &fd, err) < 0)
         return rs_error_prefix(err, "package %s", r->t->name);

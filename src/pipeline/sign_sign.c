@@ -13,7 +13,7 @@ static int write_sig(const char *base, const rs_sign_item *it, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
 
-    if (asprintf(&path, "%s/%s", base, it->sig_name) < 0)
+    if (!(path = rs_path_join(base, it->sig_name)))
         return rs_fail(err, "out of memory");
     return rs_write_new_file(path, it->sig.data, it->sig.len, 0644, err);
 }
@@ -46,7 +46,7 @@ static int sign_one(void *ctx, size_t k, rs_error *err)
     _cleanup_free_ char *name = NULL;
     _cleanup_close_ int image_fd = -1;
 
-    if (asprintf(&name, "%s/%s", it->pkg->name, it->file->path) < 0)
+    if (!(name = rs_path_join(it->pkg->name, it->file->path)))
         return rs_fail(err, "out of memory");
     if (reopen_for_signer(j, it, &image_fd, err) < 0 ||
         rs_image_signer_sign(j->o->signers[it->file->type], it->format, &it->digest, &j->o->sign, name, image_fd,

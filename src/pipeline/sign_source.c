@@ -22,7 +22,7 @@ static int link_sig(const rs_sign_job *j, const char *base, const rs_sign_item *
 {
     _cleanup_free_ char *from = NULL, *to = NULL;
 
-    if (asprintf(&from, "%s/%s", j->sigdir, it->sig_name) < 0 || asprintf(&to, "%s/%s", base, it->sig_name) < 0)
+    if (!(from = rs_path_join(j->sigdir, it->sig_name)) || !(to = rs_path_join(base, it->sig_name)))
         return rs_fail(err, "out of memory");
     if (rs_mkdir_parents(to, err) < 0)
         return -1;

@@ -64,7 +64,7 @@ static int check_symlink(copy_ctx *c, int dir, const char *name, const char *rel
         return rs_fail(err, "source-template/%s: symlink to %s is absolute", rel, target);
     if (!rs_symlink_stays_inside(rel, target))
         return rs_fail(err, "source-template/%s: symlink to %s escapes the source template", rel, target);
-    if (asprintf(&path, "%s/%s", c->root, rel) < 0)
+    if (!(path = rs_path_join(c->root, rel)))
         return rs_fail(err, "out of memory");
     if (!(real = realpath(path, NULL)))
         return rs_fail(err, "source-template/%s: symlink to %s dangles", rel, target);
@@ -111,7 +111,7 @@ static int copy_entry(copy_ctx *c, int from, const char *parent_rel, const char 
     struct stat st;
 
     if (asprintf(&rel, "%s%s%s", parent_rel, *parent_rel ? "/" : "", name) < 0 ||
-        asprintf(&dst, "%s/%s", to, name) < 0)
+        !(dst = rs_path_join(to, name)))
         return rs_fail(err, "out of memory");
     if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return rs_fail(err, "source-template/%s: %s", rel, strerror(errno));

@@ -173,10 +173,8 @@ static int find_signing_dir(const char *root, char **dir, rs_error *err)
         if (e->d_name[0] == '.')
             continue;
         free(*dir);
-        if (asprintf(dir, "%s/%s", base, e->d_name) < 0) {
-            *dir = NULL;   /* asprintf leaves it undefined: the caller would free it again */
+        if (!(*dir = rs_path_join(base, e->d_name)))
             return rs_fail(err, "out of memory");
-        }
         n++;
     }
     if (n != 1)

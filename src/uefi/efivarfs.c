@@ -55,7 +55,7 @@ static int add_file(varstore *vs, const char *dir, const char *file_name, rs_err
     _cleanup_bytes_ rs_bytes buf = { 0 };
     vs_var v;
 
-    if (asprintf(&path, "%s/%s", dir, file_name) < 0)
+    if (!(path = rs_path_join(dir, file_name)))
         return rs_fail(err, "out of memory");
     if (rs_read_file(path, EFIVARFS_MAX_VAR + EFIVARFS_ATTR_SIZE, &buf, err) < 0 ||
         efivarfs_parse(file_name, buf.data, buf.len, &v, err) < 0)
