@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int harness_failures;
 
@@ -26,6 +27,26 @@ char *harness_path(const char *dir, const char *name)
 
     snprintf(p, sizeof(buf[0]), "%s/%s", dir, name);
     return p;
+}
+
+void harness_put(const char *dir, const char *rel, const char *content)
+{
+    FILE *f = fopen(harness_path(dir, rel), "w");
+
+    if (!f || fputs(content, f) < 0 || fclose(f) != 0)
+        abort();
+}
+
+void harness_mkdir(const char *dir, const char *rel)
+{
+    if (mkdir(harness_path(dir, rel), 0755) < 0)
+        abort();
+}
+
+void harness_symlink(const char *dir, const char *target, const char *rel)
+{
+    if (symlink(target, harness_path(dir, rel)) < 0)
+        abort();
 }
 
 int harness_skip(const char *name, const char *why)

@@ -22,6 +22,11 @@ int harness_skip(const char *name, const char *why);
 /* dir/name in one of 8 buffers used in turn: a call's result lasts while
  * the next 7 calls are made (enough for any one expression). */
 char *harness_path(const char *dir, const char *name);
+/* Test trees: dir/rel made with these contents, as a directory, or as a
+ * symlink to target; a failure aborts the test. */
+void harness_put(const char *dir, const char *rel, const char *content);
+void harness_mkdir(const char *dir, const char *rel);
+void harness_symlink(const char *dir, const char *target, const char *rel);
 /* A self-signed RSA-2048 key and certificate, as PEM files; aborts on failure. */
 void harness_make_key(const char *key_path, const char *cert_path);
 

@@ -17,34 +17,6 @@
 
 static char top[] = "/tmp/reprosign-beneath.XXXXXX";
 
-static void make(const char *rel, const char *content)
-{
-    char path[512];
-    FILE *f;
-
-    snprintf(path, sizeof(path), "%s/%s", top, rel);
-    if (!(f = fopen(path, "w")) || fputs(content, f) < 0 || fclose(f) != 0)
-        abort();
-}
-
-static void dir(const char *rel)
-{
-    char path[512];
-
-    snprintf(path, sizeof(path), "%s/%s", top, rel);
-    if (mkdir(path, 0755) < 0)
-        abort();
-}
-
-static void link_at(const char *target, const char *rel)
-{
-    char path[512];
-
-    snprintf(path, sizeof(path), "%s/%s", top, rel);
-    if (symlink(target, path) < 0)
-        abort();
-}
-
 /* The first bytes of what opening rel gives, or the error. */
 static void opens(int root, const char *rel, bool no_symlinks, bool walk, const char *want)
 {
@@ -109,13 +81,13 @@ static void swapped_after_resolving(void)
     rs_error err = { 0 };
     int fd = -1;
 
-    dir("pkgs");
-    dir("pkgs/demo");
-    dir("pkgs/demo/usr");
-    dir("pkgs/demo/usr/lib");
-    make("pkgs/demo/usr/lib/loader.efi", "package bytes");
-    dir("elsewhere");
-    make("elsewhere/loader.efi", "bytes from elsewhere");
+    harness_mkdir(top, "pkgs");
+    harness_mkdir(top, "pkgs/demo");
+    harness_mkdir(top, "pkgs/demo/usr");
+    harness_mkdir(top, "pkgs/demo/usr/lib");
+    harness_put(top, "pkgs/demo/usr/lib/loader.efi", "package bytes");
+    harness_mkdir(top, "elsewhere");
+    harness_put(top, "elsewhere/loader.efi", "bytes from elsewhere");
     snprintf(pkgs, sizeof(pkgs), "%s/pkgs", top);
     snprintf(outside, sizeof(outside), "%s/elsewhere", top);
     snprintf(lib, sizeof(lib), "%s/pkgs/demo/usr/lib", top);
@@ -145,19 +117,19 @@ int main(void)
 
     if (!mkdtemp(top))
         abort();
-    dir("root");
-    dir("root/a");
-    dir("root/a/b");
-    make("root/a/b/file", "inside");
-    link_at("file", "root/a/b/filelink");
-    link_at("a", "root/in");
-    link_at("../outside", "root/out");
-    link_at("../..", "root/a/up");
-    link_at("loop", "root/loop");
-    dir("outside");
-    make("outside/secret", "outside");
+    harness_mkdir(top, "root");
+    harness_mkdir(top, "root/a");
+    harness_mkdir(top, "root/a/b");
+    harness_put(top, "root/a/b/file", "inside");
+    harness_symlink(top, "file", "root/a/b/filelink");
+    harness_symlink(top, "a", "root/in");
+    harness_symlink(top, "../outside", "root/out");
+    harness_symlink(top, "../..", "root/a/up");
+    harness_symlink(top, "loop", "root/loop");
+    harness_mkdir(top, "outside");
+    harness_put(top, "outside/secret", "outside");
     snprintf(path, sizeof(path), "%s/outside", top);
-    link_at(path, "root/abs");
+    harness_symlink(top, path, "root/abs");
     snprintf(path, sizeof(path), "%s/root", top);
     if ((root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
         abort();

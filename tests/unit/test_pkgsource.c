@@ -16,16 +16,6 @@
 
 static char top[] = "/tmp/reprosign-pkgsource.XXXXXX";
 
-static void put(const char *rel, const char *content)
-{
-    char path[512];
-    FILE *f;
-
-    snprintf(path, sizeof(path), "%s/%s", top, rel);
-    if (!(f = fopen(path, "w")) || fputs(content, f) < 0 || fclose(f) != 0)
-        abort();
-}
-
 static void run(const char *cmd)
 {
     if (system(cmd) != 0)
@@ -165,20 +155,20 @@ int main(void)
 
     snprintf(cmd, sizeof(cmd), "mkdir -p %s/pkgs/demo/usr/lib %s/pkgs/demo/DEBIAN", top, top);
     run(cmd);
-    put("pkgs/demo/usr/lib/real.efi", "real bytes");
-    put("pkgs/demo/usr/lib/other.efi", "other bytes");
+    harness_put(top, "pkgs/demo/usr/lib/real.efi", "real bytes");
+    harness_put(top, "pkgs/demo/usr/lib/other.efi", "other bytes");
     snprintf(cmd, sizeof(cmd), "ln -s real.efi %s/pkgs/demo/usr/lib/link.efi", top);
     run(cmd);
-    put("pkgs/demo/usr/lib/twin.efi", "twin bytes");
+    harness_put(top, "pkgs/demo/usr/lib/twin.efi", "twin bytes");
     snprintf(cmd, sizeof(cmd), "ln %s/pkgs/demo/usr/lib/twin.efi %s/pkgs/demo/usr/lib/twin2.efi", top, top);
     run(cmd);
-    put("pkgs/demo/DEBIAN/control", "Package: demo\nSource: demo-src (0.9)\nVersion: 1.0\nArchitecture: all\n"
+    harness_put(top, "pkgs/demo/DEBIAN/control", "Package: demo\nSource: demo-src (0.9)\nVersion: 1.0\nArchitecture: all\n"
                                     "Maintainer: T <t@example.org>\nDescription: demo\n");
     snprintf(cmd, sizeof(cmd), "dpkg-deb --root-owner-group -b %s/pkgs/demo %s/pkgs/demo_1.0_all.deb >/dev/null",
              top, top);
     run(cmd);
-    put("pkgs/README", "not a package");
-    put("pkgs/.hidden", "not a package either");
+    harness_put(top, "pkgs/README", "not a package");
+    harness_put(top, "pkgs/.hidden", "not a package either");
 
     same_package_both_ways();
     rs_remove_tree(top);

@@ -14,34 +14,6 @@
 
 static char top[] = "/tmp/reprosign-plan.XXXXXX";
 
-static void make(const char *rel, const char *content)
-{
-    char path[512];
-    FILE *f;
-
-    snprintf(path, sizeof(path), "%s/%s", top, rel);
-    if (!(f = fopen(path, "w")) || fputs(content, f) < 0 || fclose(f) != 0)
-        abort();
-}
-
-static void dir(const char *rel)
-{
-    char path[512];
-
-    snprintf(path, sizeof(path), "%s/%s", top, rel);
-    if (mkdir(path, 0755) < 0)
-        abort();
-}
-
-static void link_to(const char *target, const char *rel)
-{
-    char path[512];
-
-    snprintf(path, sizeof(path), "%s/%s", top, rel);
-    if (symlink(target, path) < 0)
-        abort();
-}
-
 /* Plans files.json `json` against the packages under top/pkgs; returns
  * the planner's result, with the job kept for the caller to look at. */
 static int plan(const char *json, rs_sign_job *j, rs_sign_template_options *o, rs_error *err)
@@ -155,7 +127,7 @@ static void trusted_certs(void)
     CHECK(rs_sign_check_trusted_certs(&j, &err) == -1 && strstr(err.msg, "is not on the allowlist"));
     rs_sign_plan_free(&j);
     snprintf(allow, sizeof(allow), "%s/allow.txt", top);
-    make("allow.txt", "# the test CA\n00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff  \n");
+    harness_put(top, "allow.txt", "# the test CA\n00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff  \n");
     o.allowlist = allow;
     memset(&err, 0, sizeof(err));
     CHECK(rs_sign_check_trusted_certs(&j, &err) == 0);
@@ -167,22 +139,22 @@ int main(void)
 {
     if (!mkdtemp(top))
         return 1;
-    dir("pkgs");
-    dir("pkgs/alpha");
-    dir("pkgs/alpha/boot");
-    dir("pkgs/alpha/lib");
-    dir("pkgs/alpha/lib/a");
-    dir("pkgs/alpha/x.sig");
-    make("pkgs/alpha/boot/vmlinuz-6.1", "image");
-    link_to("vmlinuz-6.1", "pkgs/alpha/boot/vmlinuz");
-    make("pkgs/alpha/lib/a-b.ko", "module");
-    make("pkgs/alpha/lib/a/c.ko", "module");
-    make("pkgs/alpha/b.efi", "image");
-    make("pkgs/alpha/x", "image");
-    make("pkgs/alpha/x.sig/y", "image");
-    link_to("/etc/passwd", "pkgs/alpha/out");
-    dir("pkgs/zeta");
-    make("pkgs/zeta/b.efi", "image");
+    harness_mkdir(top, "pkgs");
+    harness_mkdir(top, "pkgs/alpha");
+    harness_mkdir(top, "pkgs/alpha/boot");
+    harness_mkdir(top, "pkgs/alpha/lib");
+    harness_mkdir(top, "pkgs/alpha/lib/a");
+    harness_mkdir(top, "pkgs/alpha/x.sig");
+    harness_put(top, "pkgs/alpha/boot/vmlinuz-6.1", "image");
+    harness_symlink(top, "vmlinuz-6.1", "pkgs/alpha/boot/vmlinuz");
+    harness_put(top, "pkgs/alpha/lib/a-b.ko", "module");
+    harness_put(top, "pkgs/alpha/lib/a/c.ko", "module");
+    harness_put(top, "pkgs/alpha/b.efi", "image");
+    harness_put(top, "pkgs/alpha/x", "image");
+    harness_put(top, "pkgs/alpha/x.sig/y", "image");
+    harness_symlink(top, "/etc/passwd", "pkgs/alpha/out");
+    harness_mkdir(top, "pkgs/zeta");
+    harness_put(top, "pkgs/zeta/b.efi", "image");
 
     items_and_order();
     refusals();
