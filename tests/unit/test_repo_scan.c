@@ -34,7 +34,8 @@ static rs_release_file listed(const rs_bytes *b)
     rs_release_file f = { .path = "main/binary-amd64/Packages", .size = b->len };
     FILE *fp = fopen(path, "wb");
 
-    if (!fp || fwrite(b->data, 1, b->len, fp) != b->len || fclose(fp) != 0)
+    /* fwrite may not be given NULL, even for nothing: an empty index writes nothing. */
+    if (!fp || (b->len && fwrite(b->data, 1, b->len, fp) != b->len) || fclose(fp) != 0)
         abort();
     rs_sha256(b->data, b->len, f.sha256);
     return f;
