@@ -36,10 +36,18 @@ int rs_input_from_fd(rs_input *in, int fd, const char *name, rs_error *err);
 void rs_input_close(rs_input *in);
 #define _cleanup_input_ __attribute__((cleanup(rs_input_close)))
 
+/* Receives bytes in order as they are written to an output (or hashed
+ * from an input); used for checksums that cover them all. */
+typedef void (*rs_output_observer)(void *ctx, const uint8_t *data, size_t len);
+
 /* Reads exactly len bytes at off; a range outside the file is an error. */
 int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err);
 /* Feeds [off, off+len) of the file to a digest, in bounded chunks. */
 int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err);
+/* The same, showing the bytes hashed to an observer too (in order), so
+ * that a second sum over them needs no second read. */
+int rs_input_hash_observed(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md,
+                           rs_output_observer observe, void *ctx, rs_error *err);
 /* EVP_DigestUpdate, counted: every byte a format hashes goes through this
  * or rs_input_hash, so that progress reports the bytes actually hashed. */
 int rs_hash_update(EVP_MD_CTX *md, const void *data, size_t len);
@@ -53,9 +61,6 @@ int rs_read_fd(int fd, const char *name, size_t max, rs_bytes *out, rs_error *er
 /* SHA-256 of the whole input, read through a fixed buffer. */
 int rs_input_sha256(const rs_input *in, uint8_t out[32], rs_error *err);
 
-/* Receives every byte written to an output, in order; used for checksums
- * that cover the output as a whole. */
-typedef void (*rs_output_observer)(void *ctx, const uint8_t *data, size_t len);
 
 typedef struct rs_output {
     int fd;

@@ -148,7 +148,8 @@ int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_er
 }
 
 /* A range a window already holds is hashed where it is. */
-static int hash_window(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err)
+static int hash_window(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_output_observer observe,
+                       void *ctx, rs_error *err)
 {
     const window *w;
     int rc = 0;
@@ -157,6 +158,8 @@ static int hash_window(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CT
         return rc;
     if (!rs_hash_update(md, w->data + (off - w->off), (size_t)len))
         return rs_fail_ssl(err, "digest failed");
+    if (observe && len)
+        observe(ctx, w->data + (off - w->off), (size_t)len);
     return 1;
 }
 
@@ -177,8 +180,14 @@ uint64_t rs_hashed_bytes(void)
 
 int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_error *err)
 {
+    return rs_input_hash_observed(in, off, len, md, NULL, NULL, err);
+}
+
+int rs_input_hash_observed(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md,
+                           rs_output_observer observe, void *ctx, rs_error *err)
+{
     _cleanup_free_ uint8_t *buf = NULL;
-    int rc = hash_window(in, off, len, md, err);
+    int rc = hash_window(in, off, len, md, observe, ctx, err);
 
     if (rc != 0)
         return rc < 0 ? -1 : 0;
@@ -191,6 +200,8 @@ int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md
             return -1;
         if (!rs_hash_update(md, buf, n))
             return rs_fail_ssl(err, "digest failed");
+        if (observe)
+            observe(ctx, buf, n);
         off += n;
         len -= n;
     }

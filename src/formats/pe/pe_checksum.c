@@ -61,6 +61,17 @@ void pe_checksum_feed(void *ctx, const uint8_t *data, size_t len)
     }
 }
 
+void pe_checksum_add_run(void *ctx, const uint8_t *data, size_t len)
+{
+    add_run_bytes(ctx, data, len);
+}
+
+void pe_checksum_skip(pe_checksum *c, uint64_t len, uint64_t sum)
+{
+    c->sum += sum;
+    c->pos += len;
+}
+
 uint32_t pe_checksum_final(const pe_checksum *c)
 {
     uint64_t sum = c->sum;

@@ -22,4 +22,12 @@ void pe_checksum_init(pe_checksum *c, uint64_t checksum_off, uint64_t table_off)
 void pe_checksum_feed(void *ctx, const uint8_t *data, size_t len);
 uint32_t pe_checksum_final(const pe_checksum *c);
 
+/* Bytes of the image-data run summed apart, as the digest reads them: an
+ * observer that adds them at c->pos (the caller sets pos to each range's
+ * offset, and run_start to the run's), with no boundary inside. */
+void pe_checksum_add_run(void *ctx, const uint8_t *data, size_t len);
+/* Counts len bytes whose sum (made by pe_checksum_add_run, at the same
+ * offsets) is known, without seeing them again. */
+void pe_checksum_skip(pe_checksum *c, uint64_t len, uint64_t sum);
+
 #endif

@@ -37,6 +37,20 @@ static void pe_close(rs_image *img)
     }
 }
 
+/* Not where any range ends: the ranges hashed have left a gap. */
+#define RANGES_BROKEN UINT64_MAX
+
+/* Hashes [off, off+len) and sums it for the checksum as it goes; `next`
+ * is where the ranges so far, each following the last from SizeOfHeaders,
+ * end (RANGES_BROKEN once one does not follow). */
+static int hash_range(rs_image *img, uint64_t off, uint64_t len, EVP_MD_CTX *ctx, pe_checksum *sum, uint64_t *next,
+                      rs_error *err)
+{
+    *next = *next == off ? off + len : RANGES_BROKEN;
+    sum->pos = off;
+    return rs_input_hash_observed(&img->in, off, len, ctx, pe_checksum_add_run, sum, err);
+}
+
 /* EDK2's rules: headers less CheckSum and DataDirectory[4], the sections
  * in file order, then anything past SizeOfHeaders + the section sizes up
  * to the end of the (zero-padded) image data. */
@@ -46,19 +60,21 @@ static int pe_digest(rs_image *img, const EVP_MD *md, rs_digest *out, rs_error *
     _cleanup_(rs_mdctxp) EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     pe_layout *pe = layout(img);
     const uint8_t *h = pe->headers;
-    uint64_t t_end = pe->trailing.off + pe->trailing.len, in_file;
+    uint64_t t_end = pe->trailing.off + pe->trailing.len, in_file, next = pe->size_of_headers;
+    /* The checksum's run of image data starts after the CheckSum field. */
+    pe_checksum sum = { .run_start = pe->checksum_off + 4 };
 
     if (!ctx || !EVP_DigestInit_ex(ctx, md, NULL) || !rs_hash_update(ctx, h, pe->checksum_off) ||
         !rs_hash_update(ctx, h + pe->checksum_off + 4, pe->certdir_off - pe->checksum_off - 4) ||
         !rs_hash_update(ctx, h + pe->certdir_off + 8, pe->size_of_headers - pe->certdir_off - 8))
         return rs_fail_ssl(err, "digest failed");
     for (size_t i = 0; i < pe->nsections; i++)
-        if (rs_input_hash(&img->in, pe->sections[i].off, pe->sections[i].len, ctx, err) < 0)
+        if (hash_range(img, pe->sections[i].off, pe->sections[i].len, ctx, &sum, &next, err) < 0)
             return -1;
     if (pe->trailing.len) {
         in_file = t_end < pe->data_end ? t_end : pe->data_end;
         if (pe->trailing.off < in_file &&
-            rs_input_hash(&img->in, pe->trailing.off, in_file - pe->trailing.off, ctx, err) < 0)
+            hash_range(img, pe->trailing.off, in_file - pe->trailing.off, ctx, &sum, &next, err) < 0)
             return -1;
         /* The zero padding to 8 bytes that signing adds. */
         if (t_end > pe->data_end &&
@@ -68,6 +84,9 @@ static int pe_digest(rs_image *img, const EVP_MD *md, rs_digest *out, rs_error *
     out->md = md;
     if (!EVP_DigestFinal_ex(ctx, out->bytes, &out->len))
         return rs_fail_ssl(err, "digest failed");
+    /* Every byte of the image data was read, once: a write can use the sum. */
+    pe->data_summed = next == pe->data_end;
+    pe->data_sum = sum.sum;
     return 0;
 }
 
@@ -244,6 +263,24 @@ static int build_table(rs_image *img, const rs_edit *edit, rs_bytes *table, rs_e
     return 0;
 }
 
+/* The image data after the headers. When the digest has read all of it,
+ * its checksum sum is known and the kernel copies the bytes; otherwise
+ * they pass through the checksum as they are copied. */
+static int copy_data(rs_image *img, rs_output *out, pe_checksum *sum, rs_error *err)
+{
+    pe_layout *pe = layout(img);
+    uint64_t len = pe->data_end - pe->size_of_headers;
+    int rc;
+
+    if (!pe->data_summed)
+        return rs_output_copy(out, &img->in, pe->size_of_headers, len, err);
+    out->observe = NULL;
+    rc = rs_output_copy(out, &img->in, pe->size_of_headers, len, err);
+    out->observe = pe_checksum_feed;
+    pe_checksum_skip(sum, len, pe->data_sum);
+    return rc;
+}
+
 static int pe_write(rs_image *img, const rs_edit *edit, rs_output *out, rs_error *err)
 {
     pe_layout *pe = layout(img);
@@ -268,8 +305,7 @@ static int pe_write(rs_image *img, const rs_edit *edit, rs_output *out, rs_error
     pe_checksum_init(&sum, pe->checksum_off, pe->data_size);
     out->observe = pe_checksum_feed;
     out->observe_ctx = &sum;
-    if (rs_output_write(out, headers, pe->size_of_headers, err) < 0 ||
-        rs_output_copy(out, &img->in, pe->size_of_headers, pe->data_end - pe->size_of_headers, err) < 0 ||
+    if (rs_output_write(out, headers, pe->size_of_headers, err) < 0 || copy_data(img, out, &sum, err) < 0 ||
         rs_output_zeros(out, pe->data_size - pe->data_end, err) < 0 ||
         rs_output_write(out, table.data, table.len, err) < 0)
         rc = -1;

@@ -44,6 +44,11 @@ typedef struct pe_layout {
     pe_range *sections;         /* non-empty raw ranges, sorted by offset */
     size_t nsections;
     pe_range trailing;          /* hashed bytes after the sections; len 0 if none */
+    /* Set by a digest that read all of [size_of_headers, data_end): the
+     * checksum's sum over those bytes, so writing the signed image copies
+     * them without reading them a second time. */
+    bool data_summed;
+    uint64_t data_sum;
     pe_cert_entry *certs;
     size_t ncerts;
     uint64_t section_table;     /* offset of the section headers within headers */
