@@ -6,6 +6,7 @@
 #include "base/walk.h"
 #include "cli/chain_rules.h"
 #include "cli/cli.h"
+#include "cli/efi_common.h"
 #include "uefi/chain_inputs.h"
 #include "uefi/efivarfs.h"
 #include "uefi/sbat_level.h"
@@ -214,9 +215,12 @@ static void print_machine(const chain_inputs *in, const char *dir, json_t *doc)
     if (doc)
         json_object_set_new(doc, "machine", json_pack("{s:s, s:b, s:b}", "efivars", dir, "secure_boot",
                                                       in->secure_boot, "setup_mode", in->setup_mode));
-    else
+    else {
         printf("variables: %s (a running machine: SecureBoot %s, SetupMode %s)\n", dir, in->secure_boot ? "on" : "off",
                in->setup_mode ? "on" : "off");
+        if (in->setup_mode)
+            fputs(efi_setup_mode_advice, stdout);
+    }
 }
 
 static int report(const chain_inputs *in, const chain_result *r, const char *machine_dir, const char *mod_dir,

@@ -235,6 +235,17 @@ static void attr_string(uint32_t a, char *out, size_t cap)
         out[strlen(out) - 1] = '\0';
 }
 
+/* A store or a machine with SetupMode set, or with no PK (a store file
+ * keeps no SetupMode; the firmware derives it from PK). */
+static bool in_setup_mode(const varstore *vs)
+{
+    const vs_var *mode = varstore_find(vs, "SetupMode", &efi_guid_global);
+
+    if (mode)
+        return mode->data_len == 1 && varstore_data(vs, mode)[0] == 1;
+    return !varstore_find(vs, "PK", &efi_guid_global);
+}
+
 static int list_var(const varstore *vs, const vs_var *v, json_t *vars, rs_error *err)
 {
     char guid[EFI_GUID_STR], attrs[32];
@@ -288,6 +299,8 @@ static int list_store(const char *path, bool efivars, const char *name, bool all
         json_object_set_new(doc, "variables", vars);
     if (name && !found)
         return rs_fail(err, "%s: no variable named %s", path, name);
+    if (!doc && !name && in_setup_mode(&vs))
+        fputs(efivars ? efi_setup_mode_advice : efi_setup_mode_advice_store, stdout);
     return 0;
 }
 

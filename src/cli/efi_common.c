@@ -107,3 +107,15 @@ int efi_parse_store_write(const rs_command *cmd, int argc, char **argv, const ch
     a->file = argv[optind];
     return -1;
 }
+
+const char efi_setup_mode_advice[] =
+    "SetupMode is on: the firmware checks no signature until keys are enrolled.\n"
+    "Next: make keys with 'reprosign efi keygen DIR', then write DIR/db.auth, DIR/KEK.auth and\n"
+    "DIR/PK.auth last (e.g. 'efi-updatevar -f DIR/db.auth db'); writing PK ends setup mode.\n"
+    "Then turn Secure Boot on in the firmware settings if it is off, and reboot.\n";
+
+const char efi_setup_mode_advice_store[] =
+    "No PK: a machine with this store is in setup mode and checks no signature.\n"
+    "Next: make keys with 'reprosign efi keygen DIR', then 'reprosign efi enroll --vars FILE\n"
+    "--pk DIR/PK.crt --kek DIR/KEK.crt --db DIR/db.crt --microsoft --owner \"$(cat DIR/GUID)\"\n"
+    "--output NEW.fd' (--microsoft keeps option ROMs and Microsoft-signed shims working).\n";

@@ -30,6 +30,11 @@ typedef struct efi_store_write_args {
  * saying that FILE is what).*/
 int efi_parse_store_write(const rs_command *cmd, int argc, char **argv, const char *file_is, efi_store_write_args *a);
 
+/* What to do next in setup mode, for efi list and chain: on a running
+ * machine, and for a variable store file. */
+extern const char efi_setup_mode_advice[];
+extern const char efi_setup_mode_advice_store[];
+
 extern const rs_command cmd_efi_siglist, cmd_efi_sign_var, cmd_efi_list, cmd_efi_db, cmd_efi_enroll, cmd_efi_apply,
     cmd_efi_shim_var, cmd_efi_keygen;
 

@@ -269,6 +269,10 @@ int varstore_each_signature_db(const varstore *vs, const char *path, varstore_es
     const vs_var *db = varstore_find(vs, "db", &efi_guid_image_security);
     const vs_var *dbx = varstore_find(vs, "dbx", &efi_guid_image_security);
 
+    if (!db && !varstore_find(vs, "PK", &efi_guid_global))
+        return rs_fail(err, "%s: no keys are enrolled, so the firmware is in setup mode and checks no signature "
+                            "(enroll them: 'reprosign efi enroll' into a store file; on a machine, efi keygen's "
+                            "db.auth, KEK.auth, then PK.auth)", path);
     if (!db)
         return rs_fail(err, "%s: the variable store has no db", path);
     if (add(ctx, VARSTORE_DB, varstore_data(vs, db), db->data_len, err) < 0)

@@ -123,6 +123,23 @@ refuses "efivarfs: an empty directory (efivarfs not mounted)" "" "$REPROSIGN" ef
 refuses "efivarfs: a directory that does not exist" "" "$REPROSIGN" chain --efivars "$WORK/nowhere" "$WORK/shim.signed"
 check "efi list: --all is refused with --efivars (no deleted copies)" bash -c "
     '$REPROSIGN' efi list --efivars '$M' --all >/dev/null 2>&1; [ \$? = 2 ]"
+# Setup mode: what to do next is said, for a store file and for a machine.
+check "setup mode: efi list on OVMF's empty store says to make keys and enroll them" bash -c "
+    '$REPROSIGN' efi list --vars '$TEMPLATE' >'$WORK/setup.txt' && grep -q '^No PK: ' '$WORK/setup.txt' &&
+    grep -q 'reprosign efi keygen DIR' '$WORK/setup.txt' && grep -q 'reprosign efi enroll --vars FILE' '$WORK/setup.txt'"
+refuses "setup mode: chain on a store with no keys" "" "$REPROSIGN" chain --vars "$TEMPLATE" "$WORK/shim.signed"
+check "... says no keys are enrolled and how to enroll them" grep -q "no keys are enrolled.*efi enroll.*PK.auth" "$WORK/.err"
+S=$WORK/setup; mkdir -p "$S"
+efivar "$S" db-$SECURITY 27 "$WORK/db.var.esl"; efivar "$S" SetupMode-$GLOBAL 06 "$WORK/one"
+efivar "$S" SecureBoot-$GLOBAL 06 "$WORK/zero"
+check "setup mode on a machine (db written, no PK yet): chain says what to do next" bash -c "
+    '$REPROSIGN' chain --efivars '$S' '$WORK/shim.signed' >'$WORK/setup2.txt';
+    grep -q 'SetupMode on' '$WORK/setup2.txt' && grep -q '^SetupMode is on: ' '$WORK/setup2.txt' &&
+    grep -q 'DIR/KEK.auth and' '$WORK/setup2.txt' && grep -q 'writing PK ends setup mode' '$WORK/setup2.txt'"
+check "... and so does efi list" bash -c "
+    '$REPROSIGN' efi list --efivars '$S' | grep -q '^SetupMode is on: '"
+check "... but not on a machine in user mode" bash -c "
+    ! '$REPROSIGN' efi list --efivars '$M' | grep -q 'SetupMode is on'"
 if [ ! -e /sys/firmware/efi ]; then
     check "without UEFI, efi list and chain with no store are usage errors" bash -c "
         '$REPROSIGN' efi list >/dev/null 2>&1; [ \$? = 2 ] &&
