@@ -55,10 +55,11 @@ void rs_sign_plan_free(rs_sign_job *j);
 int rs_sign_digest_as_named(rs_sign_job *j, rs_error *err);
 int rs_sign_digest_all(rs_sign_job *j, rs_error *err);
 
-/* sign_sign.c: sign every digest, writing the signature tree and
- * signatures.tar.xz. */
+/* sign_sign.c: sign every digest, writing the signature tree and, on a
+ * thread of its own, signatures.tar.xz, whose end finish waits for. */
 int rs_sign_start_tarball(rs_sign_job *j, rs_error *err);
 int rs_sign_all(rs_sign_job *j, rs_error *err);
+int rs_sign_finish_tarball(rs_sign_job *j, rs_error *err);
 
 /* sign_manifest.c */
 int rs_sign_write_manifest(const rs_sign_job *j, rs_error *err);

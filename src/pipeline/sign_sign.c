@@ -89,15 +89,17 @@ int rs_sign_start_tarball(rs_sign_job *j, rs_error *err)
 
 int rs_sign_all(rs_sign_job *j, rs_error *err)
 {
-    int rc;
-
     for (size_t i = 0; i < j->n_items; i++)
         if (!j->o->signers[j->items[i].file->type])
             return rs_fail(err, "package %s: %s: no key is given for sig_type %s", j->items[i].pkg->name,
                            j->items[i].file->path, rs_sig_type_name(j->items[i].file->type));
 
-    rc = rs_batch_run(j->n_items, j->o->jobs, sign_one, j, err);
-    if (rc == 0 && rs_tarball_feed_finish(j->feed, err) < 0)
-        rc = rs_error_prefix(err, "%s/signatures.tar.xz", j->work);
-    return rc;
+    return rs_batch_run(j->n_items, j->o->jobs, sign_one, j, err);
+}
+
+int rs_sign_finish_tarball(rs_sign_job *j, rs_error *err)
+{
+    if (rs_tarball_feed_finish(j->feed, err) < 0)
+        return rs_error_prefix(err, "%s/signatures.tar.xz", j->work);
+    return 0;
 }

@@ -39,7 +39,7 @@ static int assemble_outputs(rs_sign_job *j, rs_error *err)
 
     if (asprintf(&tmpl_dir, "%s/source-template", j->work) < 0)
         return rs_fail(err, "out of memory");
-    if (rs_sign_write_manifest(j, err) < 0 || rs_sign_build_source_package(j, err) < 0)
+    if (rs_sign_build_source_package(j, err) < 0)
         return -1;
     rs_remove_tree(tmpl_dir);   /* a .deb template's unpacked source-template */
     return 0;
@@ -93,7 +93,8 @@ static int plan(rs_sign_job *j, rs_error *err)
 }
 
 /* signatures.tar.xz's writer starts before phase A, so loading
- * libarchive happens meanwhile. */
+ * libarchive happens meanwhile; the manifest is written while it
+ * compresses the last signatures. */
 static int check_and_sign(rs_sign_job *j, rs_error *err)
 {
     int rc = rs_sign_start_tarball(j, err);
@@ -102,6 +103,10 @@ static int check_and_sign(rs_sign_job *j, rs_error *err)
         rc = rs_sign_digest_all(j, err);
     if (rc == 0)
         rc = rs_sign_all(j, err);
+    if (rc == 0)
+        rc = rs_sign_write_manifest(j, err);
+    if (rc == 0)
+        rc = rs_sign_finish_tarball(j, err);
     rs_tarball_feed_free(TAKE_PTR(j->feed));   /* stopped before the work directory can go */
     return rc;
 }
