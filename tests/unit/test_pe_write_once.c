@@ -26,7 +26,7 @@ static rs_bytes write_signed(const char *path, bool digest_first, bool *summed)
     rs_bytes der = { .data = (uint8_t *)sig, .len = sizeof(sig) }, out_bytes = { 0 };
     rs_edit edit = { .remove_index = -1, .append = &der, .n_append = 1 };
     _cleanup_image_ rs_image img = { .in.fd = -1 };
-    rs_output out;
+    _cleanup_output_ rs_output out = { .fd = -1 };
     rs_digest d;
     rs_error err;
 
