@@ -110,6 +110,13 @@ char *rs_path_join(const char *a, const char *b)
     return asprintf(&p, "%s/%s", a, b) < 0 ? NULL : p;
 }
 
+bool rs_name_has_suffix(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+
+    return n > k && !strcmp(name + n - k, suffix);
+}
+
 int rs_sync_path(const char *path, rs_error *err)
 {
     _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);

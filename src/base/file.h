@@ -149,6 +149,9 @@ int rs_open_beneath_with(int dir, const char *dir_name, const char *rel, const r
 
 /* a/b, newly allocated; NULL when out of memory. */
 char *rs_path_join(const char *a, const char *b);
+/* name ends with suffix after at least one other byte (".ko" itself is no
+ * module). */
+bool rs_name_has_suffix(const char *name, const char *suffix);
 
 /* Writes all of data to fd, resuming after signals; -1 with errno set. */
 int rs_write_all(int fd, const void *data, size_t len);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/file.h"
 #include "base/walk.h"
 #include "cli/chain_rules.h"
 #include "cli/cli.h"
@@ -100,13 +101,6 @@ typedef struct module_walk {
     bool json;
 } module_walk;
 
-static bool is_module(const char *path)
-{
-    size_t n = strlen(path);
-
-    return n > 3 && !strcmp(path + n - 3, ".ko");
-}
-
 static int check_module(void *ctx, const char *rel, const char *path, const struct stat *st, rs_error *unused)
 {
     module_walk *m = ctx;
@@ -115,7 +109,7 @@ static int check_module(void *ctx, const char *rel, const char *path, const stru
     const char *why;
 
     (void)rel, (void)unused;
-    if (!S_ISREG(st->st_mode) || !is_module(path))
+    if (!S_ISREG(st->st_mode) || !rs_name_has_suffix(path, ".ko"))
         return 0;
     if (kernel_verify_module(path, m->keys, &v, &err) == 0 && v.ok) {
         m->ok++;

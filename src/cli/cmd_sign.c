@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 #include "cli/signer_args.h"
 #include "crypto/ossl.h"
@@ -130,7 +131,7 @@ static char *default_output(const sign_args *a)
 
     if (a->detached)
         return asprintf(&out, "%s.sig", a->file) < 0 ? NULL : out;
-    if (n > 3 && !strcmp(a->file + n - 3, ".ko"))
+    if (rs_name_has_suffix(a->file, ".ko"))
         return asprintf(&out, "%.*s.signed.ko", (int)(n - 3), a->file) < 0 ? NULL : out;
     return asprintf(&out, "%s.signed", a->file) < 0 ? NULL : out;
 }

@@ -62,9 +62,7 @@ static int add_entry(tree_job *t, const char *rel, rs_error *err)
  * is refused: skipped, it would leave its file unsigned without a word. */
 static int collect(void *ctx, const char *rel, const char *path, const struct stat *st, rs_error *err)
 {
-    size_t len = strlen(rel);
-
-    if (S_ISDIR(st->st_mode) || len <= 4 || strcmp(rel + len - 4, ".sig") != 0)
+    if (S_ISDIR(st->st_mode) || !rs_name_has_suffix(rel, ".sig"))
         return 0;
     return S_ISREG(st->st_mode) ? add_entry(ctx, rel, err) : rs_fail(err, "%s: not a regular file", path);
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/file.h"
 #include "pipeline/pkgtree.h"
 
 typedef struct deb_state {
@@ -29,9 +30,7 @@ static deb_state *ensure_state(rs_pkgtree *t, rs_error *err)
 
 static bool deb_claims(const char *name, const struct stat *st)
 {
-    size_t n = strlen(name);
-
-    return S_ISREG(st->st_mode) && n > 4 && !strcmp(name + n - 4, ".deb");
+    return S_ISREG(st->st_mode) && rs_name_has_suffix(name, ".deb");
 }
 
 static int deb_open(rs_pkgtree *t, rs_error *err)

@@ -156,9 +156,7 @@ static json_t *log_entries(const char *manifest, const rs_state_row *row, rs_err
 
 static bool is_output(const char *name)
 {
-    size_t n = strlen(name);
-
-    return name[0] != '.' && ((n > 4 && !strcmp(name + n - 4, ".dsc")) || (n > 7 && !strcmp(name + n - 7, ".tar.xz")));
+    return name[0] != '.' && (rs_name_has_suffix(name, ".dsc") || rs_name_has_suffix(name, ".tar.xz"));
 }
 
 static int describe_file(const char *path, const char *name, json_t *list, rs_error *err)
