@@ -10,6 +10,7 @@
 #include "base/error.h"
 
 typedef enum { SIG_EFI, SIG_LINUX_MODULE } rs_sig_type;
+#define RS_SIG_TYPES 2   /* arrays indexed by rs_sig_type */
 
 typedef struct rs_sign_file {
     rs_sig_type type;

@@ -7,6 +7,7 @@
 #include "base/progress.h"
 #include "formats/format.h"
 #include "ops/image_signer.h"
+#include "pipeline/files_json.h"
 #include "pipeline/source_binding.h"
 
 typedef struct rs_sign_template_options {
@@ -18,7 +19,7 @@ typedef struct rs_sign_template_options {
     rs_sign_options sign;
     /* By rs_sig_type (pipeline/files_json.h): a local key or the service's
      * socket. One may serve both; the service gives each its own key. */
-    rs_image_signer *signers[2];
+    rs_image_signer *signers[RS_SIG_TYPES];
     rs_progress *progress;       /* NULL: none */
     rs_foreign_sources foreign_sources;   /* sources besides its own the template may sign */
 } rs_sign_template_options;

@@ -31,7 +31,7 @@ typedef struct rs_service_config {
     char *requests;              /* requests.json */
     char *requests_signature;    /* its detached signature */
     char *requests_keyring;      /* when set, the signature must verify */
-    rs_key_spec keys[2];         /* by rs_sig_type; key NULL when not configured */
+    rs_key_spec keys[RS_SIG_TYPES];         /* by rs_sig_type; key NULL when not configured */
     char *log_key;               /* the log's note signer key file (never a keys.* key);
                                     NULL: STATE/log.key, made by init */
     char *allowlist;             /* trusted_certs fingerprints */

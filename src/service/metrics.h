@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "base/error.h"
+#include "pipeline/files_json.h"
 
 typedef enum { RS_FACE_ARCHIVE, RS_FACE_SOCKET, RS_FACES } rs_face;
 
@@ -22,7 +23,7 @@ typedef enum { RS_FACE_ARCHIVE, RS_FACE_SOCKET, RS_FACES } rs_face;
 
 typedef struct rs_metrics {
     pthread_mutex_t mu;
-    uint64_t signatures[RS_FACES][2];        /* by face and rs_sig_type */
+    uint64_t signatures[RS_FACES][RS_SIG_TYPES];        /* by face and rs_sig_type */
     uint64_t buckets[RS_FACES][RS_METRICS_BUCKETS];
     uint64_t latency_count[RS_FACES];
     double latency_sum[RS_FACES];

@@ -25,7 +25,7 @@ struct rs_service {
     int lock_fd;
     rs_note_fn note;
     void *note_ctx;
-    rs_signer *by_type[2];       /* may alias each other */
+    rs_signer *by_type[RS_SIG_TYPES];       /* may alias each other */
     rs_signer *owned[3];
     size_t n_owned;
     rs_translog *log;
