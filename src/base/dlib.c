@@ -10,7 +10,10 @@ static __thread rs_dlib *loading;
 static void load(void)
 {
     rs_dlib *lib = loading;
-    void *handle = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
+    /* Lazy: the library's own calls bind when first made; every symbol
+     * reprosign uses is looked up below, so a missing one is still found
+     * here, before any work. */
+    void *handle = dlopen(lib->soname, RTLD_LAZY | RTLD_LOCAL);
 
     if (!handle) {
         snprintf(lib->error, sizeof(lib->error), "cannot load %s (install %s): %s", lib->soname, lib->package,

@@ -1,26 +1,56 @@
 #include "formats/pe/pe_checksum.h"
 
+#include <endian.h>
+#include <string.h>
+
 void pe_checksum_init(pe_checksum *c, uint64_t checksum_off, uint64_t table_off)
 {
     *c = (pe_checksum){ .checksum_off = checksum_off, .table_off = table_off };
+}
+
+/* The sum of n little-endian 16-bit words, four at a time: each half of
+ * a 64-bit accumulator holds two words' running sums, which cannot
+ * overflow their 32 bits within WORD_BLOCK steps (16384 * 2 * 0xffff). */
+#define WORD_BLOCK 16384
+
+static uint64_t sum_words(const uint8_t *p, size_t n)
+{
+    uint64_t total = 0;
+
+    while (n >= 4) {
+        size_t steps = n / 4 < WORD_BLOCK ? n / 4 : WORD_BLOCK;
+        uint64_t even = 0, odd = 0;
+
+        for (size_t k = 0; k < steps; k++, p += 8) {
+            uint64_t x;
+
+            memcpy(&x, p, sizeof(x));
+            x = le64toh(x);
+            even += x & 0x0000ffff0000ffffULL;
+            odd += (x >> 16) & 0x0000ffff0000ffffULL;
+        }
+        total += (even & 0xffffffff) + (even >> 32) + (odd & 0xffffffff) + (odd >> 32);
+        n -= steps * 4;
+    }
+    for (; n; n--, p += 2)
+        total += (uint64_t)p[0] | (uint64_t)p[1] << 8;
+    return total;
 }
 
 /* Adds bytes that all belong to the current run. A byte at an odd
  * distance from the run's start is the high half of a word. */
 static void add_run_bytes(pe_checksum *c, const uint8_t *p, size_t len)
 {
-    uint64_t sum = c->sum;
     size_t i = 0;
 
     if (len && ((c->pos - c->run_start) & 1)) {
-        sum += (uint64_t)p[0] << 8;
+        c->sum += (uint64_t)p[0] << 8;
         i = 1;
     }
-    for (; i + 1 < len; i += 2)
-        sum += (uint64_t)p[i] | (uint64_t)p[i + 1] << 8;
+    c->sum += sum_words(p + i, (len - i) / 2);
+    i += (len - i) / 2 * 2;
     if (i < len)
-        sum += p[i];
-    c->sum = sum;
+        c->sum += p[i];
     c->pos += len;
 }
 
