@@ -67,7 +67,10 @@ static void large_writes(void)
     for (int pattern = 0; pattern < 2; pattern++) {
         for (size_t i = 0; i < len; i++)
             big[i] = pattern ? 0xff : (uint8_t)(i * 2654435761u >> 11);
-        for (size_t chunk = 131071; chunk <= 262147; chunk += 65538) {
+        static const size_t chunks[] = { 131071, 196609, 262147, 600 * 1024 + 3 };
+
+        for (size_t k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+            size_t chunk = chunks[k];
             pe_checksum c;
 
             pe_checksum_init(&c, 217, len - 1001);
