@@ -8,9 +8,9 @@ void pe_checksum_init(pe_checksum *c, uint64_t checksum_off, uint64_t table_off)
     *c = (pe_checksum){ .checksum_off = checksum_off, .table_off = table_off };
 }
 
-/* The sum of n little-endian 16-bit words, four at a time: each half of
- * a 64-bit accumulator holds two words' running sums, which cannot
- * overflow their 32 bits within WORD_BLOCK steps (16384 * 0xffff < 2^32). */
+/* The sum of n little-endian 16-bit words, four at a time: each 32-bit
+ * half of the two accumulators sums one word of every four, and cannot
+ * overflow within WORD_BLOCK steps (16384 * 0xffff < 2^32). */
 #define WORD_BLOCK 16384
 
 static uint64_t sum_words(const uint8_t *p, size_t n)
