@@ -183,6 +183,34 @@ int rs_input_hash(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md
     return rs_input_hash_observed(in, off, len, md, NULL, NULL, err);
 }
 
+/* The loaded window that holds the byte at off, if any. */
+static const window *loaded_at(const rs_input *in, uint64_t off)
+{
+    for (int i = 0; in->ends && i < 2; i++) {
+        const window *w = &in->ends->w[i];
+
+        if (w->data && off >= w->off && off - w->off < w->len)
+            return w;
+    }
+    return NULL;
+}
+
+/* How much of [off, off+len) to read before a loaded window starts. */
+static size_t read_before_window(const rs_input *in, uint64_t off, uint64_t len)
+{
+    uint64_t n = len < RS_FILE_CHUNK ? len : RS_FILE_CHUNK;
+
+    for (int i = 0; in->ends && i < 2; i++) {
+        const window *w = &in->ends->w[i];
+
+        if (w->data && w->off > off && w->off - off < n)
+            n = w->off - off;
+    }
+    return (size_t)n;
+}
+
+/* Bytes a window already holds (the checks read a file's two ends) are
+ * hashed from it, not read again: each byte is read from the file once. */
 int rs_input_hash_observed(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md,
                            rs_output_observer observe, void *ctx, rs_error *err)
 {
@@ -191,17 +219,29 @@ int rs_input_hash_observed(const rs_input *in, uint64_t off, uint64_t len, EVP_M
 
     if (rc != 0)
         return rc < 0 ? -1 : 0;
-    if (!(buf = malloc(len < RS_FILE_CHUNK ? (len ? len : 1) : RS_FILE_CHUNK)))
-        return rs_fail(err, "out of memory");
+    if (off > in->size || len > in->size - off)
+        return rs_fail(err, "truncated: needs %llu bytes at offset %llu, file has %llu", (unsigned long long)len,
+                       (unsigned long long)off, (unsigned long long)in->size);
     while (len) {
-        size_t n = len > RS_FILE_CHUNK ? RS_FILE_CHUNK : (size_t)len;
+        const window *w = loaded_at(in, off);
+        const uint8_t *bytes;
+        size_t n;
 
-        if (rs_input_read(in, off, buf, n, err) < 0)
-            return -1;
-        if (!rs_hash_update(md, buf, n))
+        if (w) {
+            n = w->off + w->len - off < len ? (size_t)(w->off + w->len - off) : (size_t)len;
+            bytes = w->data + (off - w->off);
+        } else {
+            n = read_before_window(in, off, len);
+            if (!buf && !(buf = malloc(len < RS_FILE_CHUNK ? (size_t)len : RS_FILE_CHUNK)))
+                return rs_fail(err, "out of memory");
+            if (read_at(in, off, buf, n, err) < 0)
+                return -1;
+            bytes = buf;
+        }
+        if (!rs_hash_update(md, bytes, n))
             return rs_fail_ssl(err, "digest failed");
         if (observe)
-            observe(ctx, buf, n);
+            observe(ctx, bytes, n);
         off += n;
         len -= n;
     }

@@ -2,7 +2,8 @@
  * buffer equals the hash of its bytes (empty, small, many chunks); a whole
  * read over its limit names the limit; a copy has the same bytes and
  * exactly the mode asked for, and a failed one leaves nothing; the bytes
- * hashed are counted once each, for progress. */
+ * hashed are counted once each, for progress; the bytes a check read are
+ * the bytes hashed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,59 @@ static void hashes_like_memory(size_t size)
     CHECK(!memcmp(want, got, 32));
     /* Progress counts what was hashed: every byte, once. */
     CHECK(rs_hashed_bytes() - before == size);
+    rs_input_close(&in);
+    free(data);
+}
+
+/* Once the checks have read a file's two ends, hashing uses those bytes
+ * rather than reading them again: the digest covers exactly what was
+ * checked, even if the file changes on disk in between. */
+static void hashes_what_was_checked(void)
+{
+    size_t size = 5 * 64 * 1024 + 321;
+    uint8_t *data = malloc(size), head[16], tail[16], want[32], got[32];
+    rs_input in = { .fd = -1 };
+    rs_error err;
+    FILE *f;
+
+    for (size_t i = 0; i < size; i++)
+        data[i] = (uint8_t)(i * 17 + i / 3);
+    CHECK(rs_write_file(harness_path(dir, "w"), data, size, 0644, &err) == 0);
+    CHECK(rs_input_open(&in, harness_path(dir, "w"), &err) == 0);
+    CHECK(rs_input_read(&in, 0, head, sizeof(head), &err) == 0);
+    CHECK(rs_input_read(&in, size - sizeof(tail), tail, sizeof(tail), &err) == 0);
+    /* The middle and both ends change on disk after the checks. */
+    f = fopen(harness_path(dir, "w"), "r+");
+    CHECK(f != NULL);
+    if (f) {
+        memset(data + 100, 0xaa, 10);                  /* inside the first window: not seen */
+        fseek(f, 200 * 1024, SEEK_SET);
+        fwrite("middle", 1, 6, f);                      /* read now: seen */
+        memcpy(data + 200 * 1024, "middle", 6);
+        fclose(f);
+    }
+    for (size_t k = 0; k < 3; k++) {
+        static const size_t from[] = { 0, 10, 70000 }, to_end[] = { 0, 10, 70000 };
+        size_t off = from[k], len = size - off - to_end[k];
+        _cleanup_(rs_mdctxp) EVP_MD_CTX *md = EVP_MD_CTX_new();
+        unsigned int n;
+        uint8_t *expect = malloc(size);
+
+        memcpy(expect, data, size);
+        for (size_t i = 100; i < 110; i++)             /* the window's bytes are the old ones */
+            expect[i] = (uint8_t)(i * 17 + i / 3);
+        rs_sha256(expect + off, len, want);
+        CHECK(md && EVP_DigestInit_ex(md, EVP_sha256(), NULL));
+        CHECK(rs_input_hash(&in, off, len, md, &err) == 0);
+        CHECK(EVP_DigestFinal_ex(md, got, &n) && !memcmp(want, got, 32));
+        free(expect);
+    }
+    {
+        _cleanup_(rs_mdctxp) EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+        CHECK(md && EVP_DigestInit_ex(md, EVP_sha256(), NULL));
+        CHECK(rs_input_hash(&in, 1, size, md, &err) < 0 && strstr(err.msg, "truncated"));
+    }
     rs_input_close(&in);
     free(data);
 }
@@ -71,6 +125,7 @@ int main(void)
     hashes_like_memory(0);
     hashes_like_memory(1000);
     hashes_like_memory(3 * 256 * 1024 + 17);
+    hashes_what_was_checked();
     whole_read_limit();
     copies();
     rs_remove_tree(dir);
