@@ -1,10 +1,13 @@
 /* The file key backend reads every unencrypted key form OpenSSL writes
  * (PKCS#8 and traditional PEM, DER, a key after other PEM blocks) as the
- * same key, and refuses encrypted keys and garbage instead of prompting. */
+ * same key, and refuses encrypted keys and garbage instead of prompting.
+ * Its signing contexts, kept and reused, give correct signatures from
+ * several threads at once and with the digest algorithm changing. */
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +116,65 @@ static EVP_PKEY *rsa_pss_key(void)
     return key;
 }
 
+typedef struct signing_thread {
+    rs_signer *signer;
+    EVP_PKEY *key;
+    int seed;
+    bool ok;
+} signing_thread;
+
+static bool verifies(EVP_PKEY *key, const EVP_MD *md, const uint8_t *digest, size_t len, const rs_bytes *sig)
+{
+    _cleanup_(rs_pkctxp) EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
+
+    return ctx && EVP_PKEY_verify_init(ctx) > 0 && EVP_PKEY_CTX_set_signature_md(ctx, md) > 0 &&
+           (!EVP_PKEY_is_a(key, "RSA") || EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) > 0) &&
+           EVP_PKEY_verify(ctx, sig->data, sig->len, digest, len) == 1;
+}
+
+static void *sign_many(void *arg)
+{
+    signing_thread *t = arg;
+
+    t->ok = true;
+    for (int i = 0; i < 40; i++) {
+        const EVP_MD *md = (i + t->seed) % 3 ? EVP_sha256() : EVP_sha384();
+        uint8_t digest[48];
+        _cleanup_bytes_ rs_bytes sig = { 0 };
+        rs_error err;
+
+        memset(digest, i * 7 + t->seed, sizeof(digest));
+        if (t->signer->ops->sign_digest(t->signer, md, digest, (size_t)EVP_MD_get_size(md), &sig, &err) < 0 ||
+            !verifies(t->key, md, digest, (size_t)EVP_MD_get_size(md), &sig))
+            t->ok = false;
+    }
+    return NULL;
+}
+
+static void signs_from_threads(const char *label, EVP_PKEY *key)
+{
+    char path[sizeof(dir) + 32];
+    rs_signer *s = NULL;
+    rs_error err;
+    signing_thread t[4];
+    pthread_t th[4];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, label);
+    CHECK(save(path, write_pkcs8, key) && rs_signer_pem_open(path, &s, &err) == 0);
+    if (!s)
+        return;
+    for (int i = 0; i < 4; i++) {
+        t[i] = (signing_thread){ .signer = s, .key = key, .seed = i };
+        CHECK(pthread_create(&th[i], NULL, sign_many, &t[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(t[i].ok);
+    }
+    s->ops->destroy(s);
+    unlink(path);
+}
+
 int main(void)
 {
     _cleanup_(rs_pkeyp) EVP_PKEY *rsa = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
@@ -124,6 +186,8 @@ int main(void)
     check_key("rsa", rsa, true);
     check_key("ec", ec, true);
     check_key("rsa-pss", pss, false);
+    signs_from_threads("rsa-threads", rsa);
+    signs_from_threads("ec-threads", ec);
     rmdir(dir);
     return harness_finish("signer_pem");
 }
