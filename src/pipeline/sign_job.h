@@ -25,7 +25,10 @@ typedef struct rs_sign_item {
     uint64_t size;
     rs_bytes sig;
     unsigned char sig_sha256[SHA256_DIGEST_LENGTH];
+    size_t order;                /* its place in signatures.tar.xz */
 } rs_sign_item;
+
+typedef struct rs_sign_manifest rs_sign_manifest;
 
 typedef struct rs_sign_job {
     const rs_sign_template_options *o;
@@ -39,6 +42,7 @@ typedef struct rs_sign_job {
     char *source_tree;           /* work/<source>-<version>, when the template has one */
     time_t mtime;                /* of every file in the outputs */
     rs_tarball_feed *feed;       /* writes signatures.tar.xz */
+    rs_sign_manifest *manifest;  /* written by the same thread, behind it */
     char **allowed;              /* the allowlist's fingerprints */
     size_t n_allowed;
 } rs_sign_job;
@@ -61,8 +65,12 @@ int rs_sign_start_tarball(rs_sign_job *j, rs_error *err);
 int rs_sign_all(rs_sign_job *j, rs_error *err);
 int rs_sign_finish_tarball(rs_sign_job *j, rs_error *err);
 
-/* sign_manifest.c */
-int rs_sign_write_manifest(const rs_sign_job *j, rs_error *err);
+/* sign_manifest.c: manifest.json, its entries in files.json order, each
+ * written once its file is signed (by signatures.tar.xz's thread). */
+int rs_sign_manifest_open(rs_sign_job *j, rs_error *err);
+void rs_sign_manifest_advance(rs_sign_job *j, size_t signed_count);
+int rs_sign_manifest_close(rs_sign_job *j, rs_error *err);
+void rs_sign_manifest_free(rs_sign_manifest *m);
 
 /* sign_source.c: the -signed source package. */
 int rs_sign_copy_source_template(rs_sign_job *j, rs_error *err);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/cleanup.h"
 #include "crypto/ossl.h"
@@ -75,32 +76,90 @@ static int write_manifest_entry(FILE *f, const rs_sign_job *j, const manifest_si
     return 0;
 }
 
-/* Written entry by entry: a document of 50,000 files is never held whole. */
-int rs_sign_write_manifest(const rs_sign_job *j, rs_error *err)
-{
-    _cleanup_free_ char *path = NULL, *tmp = NULL, *head = NULL;
-    _cleanup_fclose_ FILE *f = NULL;
-    json_auto_t *top = json_pack("{s:s?, s:s?}", "template", j->tpl.package, "template_version", j->tpl.version);
+struct rs_sign_manifest {
+    FILE *f;
+    char *path, *tmp;
     manifest_signers signers;
-    int rc = 0;
+    size_t next;       /* the first entry, in files.json order, not yet written */
+    int rc;
+    rs_error err;
+};
 
-    manifest_signers_init(&signers, j);
-    if (asprintf(&path, "%s/manifest.json", j->work) < 0 || asprintf(&tmp, "%s.tmp", path) < 0 || !top ||
-        !(head = json_dumps(top, JSON_INDENT(2) | JSON_PRESERVE_ORDER)))
+void rs_sign_manifest_free(rs_sign_manifest *m)
+{
+    if (!m)
+        return;
+    if (m->f)
+        fclose(m->f);
+    if (m->tmp)
+        unlink(m->tmp);
+    free(m->path);
+    free(m->tmp);
+    free(m);
+}
+
+DEFINE_POINTER_CLEANUP(manifest_freep, rs_sign_manifest, rs_sign_manifest_free)
+
+/* The document's head, up to the first entry. head is "{\n  ...\n}", or
+ * "{}" with neither member: "files" follows. */
+static int write_head(const rs_sign_job *j, FILE *f, rs_error *err)
+{
+    json_auto_t *top = json_pack("{s:s?, s:s?}", "template", j->tpl.package, "template_version", j->tpl.version);
+    _cleanup_free_ char *head = top ? json_dumps(top, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    bool members;
+
+    if (!head)
         return rs_fail(err, "out of memory");
-    if (!(f = fopen(tmp, "we")))
-        return rs_fail(err, "%s: %s", tmp, strerror(errno));
-    /* head is "{\n  ...\n}", or "{}" with neither member: "files" follows. */
-    bool members = strlen(head) > 2;
-
+    members = strlen(head) > 2;
     head[strlen(head) - (members ? 2 : 1)] = '\0';
     fprintf(f, "%s%s  \"files\": [%s", head, members ? ",\n" : "\n", j->n_items ? "\n" : "");
-    for (size_t i = 0; rc == 0 && i < j->n_items; i++) {
-        rc = write_manifest_entry(f, j, &signers, &j->items[i], err);
-        fputs(i + 1 == j->n_items ? "\n" : ",\n", f);
+    return 0;
+}
+
+/* Written entry by entry, as the signatures are made: a document of
+ * 50,000 files is never held whole, and writing it costs the end of the
+ * run nothing. */
+int rs_sign_manifest_open(rs_sign_job *j, rs_error *err)
+{
+    _cleanup_(manifest_freep) rs_sign_manifest *m = calloc(1, sizeof(*m));
+
+    if (!m || asprintf(&m->path, "%s/manifest.json", j->work) < 0 || asprintf(&m->tmp, "%s.tmp", m->path) < 0)
+        return rs_fail(err, "out of memory");
+    if (!(m->f = fopen(m->tmp, "wxe")))
+        return rs_fail(err, "%s: %s", m->tmp, strerror(errno));
+    manifest_signers_init(&m->signers, j);
+    if (write_head(j, m->f, err) < 0)
+        return -1;
+    j->manifest = TAKE_PTR(m);
+    return 0;
+}
+
+/* Every entry whose file is signed, up to the first that is not: signed
+ * is the number of files signed, from the first, in tarball order. */
+void rs_sign_manifest_advance(rs_sign_job *j, size_t signed_count)
+{
+    rs_sign_manifest *m = j->manifest;
+
+    for (; m->rc == 0 && m->next < j->n_items && j->items[m->next].order < signed_count; m->next++) {
+        m->rc = write_manifest_entry(m->f, j, &m->signers, &j->items[m->next], &m->err);
+        fputs(m->next + 1 == j->n_items ? "\n" : ",\n", m->f);
     }
-    fputs(j->n_items ? "  ]\n}" : "]\n}", f);
-    if (rc == 0 && (fflush(f) != 0 || ferror(f) || rename(tmp, path) < 0))
-        rc = rs_fail(err, "%s: %s", path, strerror(errno));
-    return rc;
+}
+
+/* Once every file is signed: the entries left, the end, and the rename. */
+int rs_sign_manifest_close(rs_sign_job *j, rs_error *err)
+{
+    _cleanup_(manifest_freep) rs_sign_manifest *m = NULL;
+
+    rs_sign_manifest_advance(j, j->n_items);
+    m = TAKE_PTR(j->manifest);
+    if (m->rc < 0) {
+        *err = m->err;
+        return -1;
+    }
+    fputs(j->n_items ? "  ]\n}" : "]\n}", m->f);
+    if (fflush(m->f) != 0 || ferror(m->f) || rename(m->tmp, m->path) < 0)
+        return rs_fail(err, "%s: %s", m->path, strerror(errno));
+    free(TAKE_PTR(m->tmp));
+    return 0;
 }

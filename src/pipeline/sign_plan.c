@@ -135,6 +135,8 @@ static int order_items(rs_sign_job *j, rs_error *err)
     for (size_t i = 0; i < j->n_items; i++)
         j->by_name[i] = &j->items[i];
     qsort(j->by_name, j->n_items, sizeof(*j->by_name), cmp_sig_name);
+    for (size_t i = 0; i < j->n_items; i++)
+        j->by_name[i]->order = i;
     for (size_t i = 1; i < j->n_items; i++) {
         const rs_sign_item *a = j->by_name[i - 1], *b = j->by_name[i];
         size_t n = strlen(a->sig_name);

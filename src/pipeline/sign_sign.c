@@ -66,9 +66,10 @@ static void tar_entry(void *ctx, size_t k, const char **path, const void **data,
 
     /* The writer asks for entry k once k-1 is in the tarball: its bytes
      * are on disk in signatures/ too, so memory stays flat in the number
-     * of files. */
+     * of files. Files 0..k are signed: their manifest entries follow. */
     if (k > 0)
         rs_bytes_free(&j->by_name[k - 1]->sig);
+    rs_sign_manifest_advance(j, k + 1);
 
     *path = it->sig_name;
     *data = it->sig.data;

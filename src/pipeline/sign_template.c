@@ -93,21 +93,24 @@ static int plan(rs_sign_job *j, rs_error *err)
 }
 
 /* signatures.tar.xz's writer starts before phase A, so loading
- * libarchive happens meanwhile; the manifest is written while it
- * compresses the last signatures. */
+ * libarchive happens meanwhile; it writes the manifest's entries too, as
+ * the files are signed. */
 static int check_and_sign(rs_sign_job *j, rs_error *err)
 {
-    int rc = rs_sign_start_tarball(j, err);
+    int rc = rs_sign_manifest_open(j, err);
 
+    if (rc == 0)
+        rc = rs_sign_start_tarball(j, err);
     if (rc == 0)
         rc = rs_sign_digest_all(j, err);
     if (rc == 0)
         rc = rs_sign_all(j, err);
     if (rc == 0)
-        rc = rs_sign_write_manifest(j, err);
-    if (rc == 0)
         rc = rs_sign_finish_tarball(j, err);
-    rs_tarball_feed_free(TAKE_PTR(j->feed));   /* stopped before the work directory can go */
+    rs_tarball_feed_free(TAKE_PTR(j->feed));   /* stopped before the manifest or the work directory can go */
+    if (rc == 0)
+        rc = rs_sign_manifest_close(j, err);
+    rs_sign_manifest_free(TAKE_PTR(j->manifest));
     return rc;
 }
 
