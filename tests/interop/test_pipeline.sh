@@ -54,6 +54,21 @@ check "unpacked template root, unpacked package root" \
     sign_template "$WORK/template-root" --packages "$WORK/roots" --output "$WORK/out3"
 check "... gives the same signatures" same_bytes "$WORK/out3/signatures.tar.xz" "$WORK/out/signatures.tar.xz"
 check "... and the same source package" bash -c "cd '$WORK/out' && for f in *.dsc shim-helpers-amd64-signed_*.tar.xz; do cmp \"\$f\" '$WORK/out3/'\"\$f\" || exit 1; done"
+# The manifest keeps files.json's order whatever order the files are
+# signed in (signatures.tar.xz's, sorted by path): here, the reverse.
+python3 -c "
+import json
+d=json.load(open('$json'))
+for p in d['packages'].values(): p['files'].reverse()
+json.dump(d, open('$WORK/reversed.json', 'w'))"
+check "files.json listing the files in reverse" \
+    sign_template "$WORK/reversed.json" --packages "$WORK/roots" --output "$WORK/out-reversed"
+check "... gives the manifest in that order, the same entries" python3 -c "
+import json
+a=json.load(open('$WORK/out/manifest.json'))['files']; b=json.load(open('$WORK/out-reversed/manifest.json'))['files']
+assert [f['path'] for f in b]==['usr/lib/shim/mmx64.efi','usr/lib/shim/fbx64.efi'], b
+assert b==list(reversed(a))"
+check "... and the same signatures.tar.xz" same_bytes "$WORK/out-reversed/signatures.tar.xz" "$WORK/out/signatures.tar.xz"
 # An unpacked template's source-template is copied without following
 # links. A relative symlink to a name inside it is carried into the
 # source package; one that is absolute, escapes or dangles is refused,
