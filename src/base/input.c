@@ -130,14 +130,22 @@ static const window *window_for(const rs_input *in, uint64_t off, size_t len, rs
     return NULL;
 }
 
+/* [off, off+len) lies inside the file, as its size was when opened. */
+static int in_file(const rs_input *in, uint64_t off, uint64_t len, rs_error *err)
+{
+    if (off > in->size || len > in->size - off)
+        return rs_fail(err, "truncated: needs %llu bytes at offset %llu, file has %llu", (unsigned long long)len,
+                       (unsigned long long)off, (unsigned long long)in->size);
+    return 0;
+}
+
 int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err)
 {
     const window *w;
     int rc;
 
-    if (off > in->size || len > in->size - off)
-        return rs_fail(err, "truncated: needs %zu bytes at offset %llu, file has %llu", len,
-                       (unsigned long long)off, (unsigned long long)in->size);
+    if (in_file(in, off, len, err) < 0)
+        return -1;
     w = window_for(in, off, len, err, &rc);
     if (rc < 0)
         return -1;
@@ -145,22 +153,6 @@ int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_er
         return read_at(in, off, buf, len, err);
     memcpy(buf, w->data + (off - w->off), len);
     return 0;
-}
-
-/* A range a window already holds is hashed where it is. */
-static int hash_window(const rs_input *in, uint64_t off, uint64_t len, EVP_MD_CTX *md, rs_output_observer observe,
-                       void *ctx, rs_error *err)
-{
-    const window *w;
-    int rc = 0;
-
-    if (len > WINDOW || !(w = window_for(in, off, (size_t)len, err, &rc)))
-        return rc;
-    if (!rs_hash_update(md, w->data + (off - w->off), (size_t)len))
-        return rs_fail_ssl(err, "digest failed");
-    if (observe && len)
-        observe(ctx, w->data + (off - w->off), (size_t)len);
-    return 1;
 }
 
 static _Thread_local uint64_t hashed_bytes;
@@ -215,13 +207,14 @@ int rs_input_hash_observed(const rs_input *in, uint64_t off, uint64_t len, EVP_M
                            rs_output_observer observe, void *ctx, rs_error *err)
 {
     _cleanup_free_ uint8_t *buf = NULL;
-    int rc = hash_window(in, off, len, md, observe, ctx, err);
+    int rc;
 
-    if (rc != 0)
-        return rc < 0 ? -1 : 0;
-    if (off > in->size || len > in->size - off)
-        return rs_fail(err, "truncated: needs %llu bytes at offset %llu, file has %llu", (unsigned long long)len,
-                       (unsigned long long)off, (unsigned long long)in->size);
+    if (in_file(in, off, len, err) < 0)
+        return -1;
+    /* A small range near an end loads that end's window, as a read would. */
+    window_for(in, off, (size_t)len, err, &rc);
+    if (rc < 0)
+        return -1;
     while (len) {
         const window *w = loaded_at(in, off);
         const uint8_t *bytes;
