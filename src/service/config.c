@@ -103,7 +103,7 @@ static int get_log_key(const json_t *doc, rs_service_config *c, rs_error *err)
                             "not a Secure Boot key and certificate");
     if (get_path(doc, "log_key", false, false, &c->log_key, err) < 0)
         return -1;
-    for (size_t i = 0; c->log_key && i < 2; i++) {
+    for (size_t i = 0; c->log_key && i < RS_SIG_TYPES; i++) {
         _cleanup_free_ char *a = realpath(c->log_key, NULL), *b = c->keys[i].key ? realpath(c->keys[i].key, NULL) : NULL;
 
         if (c->keys[i].key && (!strcmp(c->log_key, c->keys[i].key) || (a && b && !strcmp(a, b))))

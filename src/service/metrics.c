@@ -12,7 +12,7 @@
 
 static const double bounds[RS_METRICS_BUCKETS] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, 300, 1800 };
 static const char *const face_names[RS_FACES] = { "archive", "socket" };
-static const char *const type_names[2] = { "efi", "linux-module" };
+static const char *const type_names[RS_SIG_TYPES] = { "efi", "linux-module" };
 static const char *const state_names[5] = { "pending", "signed", "held", "published", "failed" };
 
 void rs_metrics_init(rs_metrics *m)
@@ -109,7 +109,7 @@ static void render(FILE *f, const rs_metrics *m, const rs_metrics_state *st)
     fprintf(f, "# HELP reprosign_signatures_total Signatures made since the service started, by face, key "
                "and sig_type.\n# TYPE reprosign_signatures_total counter\n");
     for (int face = 0; face < RS_FACES; face++)
-        for (int t = 0; t < 2; t++)
+        for (int t = 0; t < RS_SIG_TYPES; t++)
             fprintf(f, "reprosign_signatures_total{face=\"%s\",key=\"%s\",sig_type=\"%s\"} %llu\n", face_names[face],
                     type_names[t], type_names[t], (unsigned long long)m->signatures[face][t]);
     fprintf(f, "# HELP reprosign_signing_duration_seconds Time to sign one socket request, or one archive "

@@ -230,13 +230,13 @@ static char *log_dir(rs_service *s)
 
 int rs_service_load_keys(rs_service *s, rs_error *err)
 {
-    const rs_key_spec *seen[2] = { &s->cfg.keys[0], &s->cfg.keys[1] };
-    rs_signer *opened[2] = { 0 };
+    const rs_key_spec *seen[RS_SIG_TYPES] = { &s->cfg.keys[SIG_EFI], &s->cfg.keys[SIG_LINUX_MODULE] };
+    rs_signer *opened[RS_SIG_TYPES] = { 0 };
     _cleanup_free_ char *dir = log_dir(s), *own_key = rs_path_join(s->dir, "log.key");
 
     if (!dir || !own_key)
         return rs_fail(err, "out of memory");
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < RS_SIG_TYPES; i++) {
         if (seen[i]->key && open_key(s, seen[i], seen, opened, i, &opened[i], err) < 0)
             return -1;
     }

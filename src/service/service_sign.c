@@ -97,7 +97,7 @@ static int fetch(rs_service *s, const rs_request *r, const char *package, const 
 static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_error *err)
 {
     rs_template tpl = { 0 };
-    bool used[2] = { false, false };
+    bool used[RS_SIG_TYPES] = { false };
     int rc;
 
     if (mkdir(g->probe, 0700) < 0 || mkdir(g->debs, 0700) < 0)
@@ -125,10 +125,10 @@ static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_e
     rs_template_free(&tpl);
     if (rc < 0)
         return -1;
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < RS_SIG_TYPES; t++)
         if (used[t] && !s->by_type[t])
             return rs_fail(err, "no key is configured for sig_type %s", rs_sig_type_name((rs_sig_type)t));
-    return used[0] || used[1] ? 0 : rs_fail(err, "the template lists no files to sign");
+    return used[SIG_EFI] || used[SIG_LINUX_MODULE] ? 0 : rs_fail(err, "the template lists no files to sign");
 }
 
 static json_t *log_entries(const char *manifest, const rs_state_row *row, rs_error *err)
