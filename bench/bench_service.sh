@@ -93,7 +93,7 @@ for _ in $(seq "$rounds"); do
         --module-cert "$work/mc.pem" \
         --output "$work/tv" --quiet
     t2=$(date +%s.%N)
-    cmp -s "$work/tk/signatures.tar.xz" "$work/tv/signatures.tar.xz" || { echo "--via gave other signatures" >&2; exit 1; }
+    cmp -s "$work/tk/signatures.tar.gz" "$work/tv/signatures.tar.gz" || { echo "--via gave other signatures" >&2; exit 1; }
     echo "$nfiles $t0 $t1 $t2" | awk '{k = $1 / ($3 - $2); v = $1 / ($4 - $3); printf "%.1f %.1f %.2f\n", v, k, 100 * v / k}' \
         >>"$work/pairs"
 done

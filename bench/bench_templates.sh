@@ -4,7 +4,7 @@
 # loop Debian's signing service ran: dpkg-deb -x each package, then
 # sbsign --detached each image files.json lists. In the same run, median of
 # RUNS. sign-template is timed twice: with the template .deb (signatures,
-# signatures.tar.xz, manifest and the -signed source package, which
+# signatures.tar.gz, manifest and the -signed source package, which
 # dpkg-source -b compresses) and with the bare files.json (the signatures,
 # the loop's whole work). Peak RSS of each.
 #   bench/bench_templates.sh [BUILD_DIR] [RUNS] [TEMPLATE]

@@ -50,7 +50,7 @@ const rs_command cmd_service = {
              "init creates the state directory (0700) and records the configuration file\n"
              "(reprosign-service.json(5)). run signs the archive's pending requests\n"
              "and publishes each as OUTPUT/<request>/ (the -signed .dsc and .tar.xz, and\n"
-             "signatures.tar.xz), then keeps serving the socket and polling for requests\n"
+             "signatures.tar.gz), then keeps serving the socket and polling for requests\n"
              "until SIGTERM; --once makes one pass and exits: 1 if a request failed for now\n"
              "(the archive unreachable, the token away: tried again by itself, after 1, 2,\n"
              "4... minutes), 3 if one was refused (never tried again until 'retry').\n"

@@ -79,7 +79,7 @@ const rs_command cmd_sign_template = {
              "unsigned binary packages as .deb files (read in place) or unpacked roots named\n"
              "after their package. Every listed file is checked before anything is signed.\n"
              "OUTDIR (which must not exist) receives signatures/<pkg>/<path>.sig,\n"
-             "signatures.tar.xz, manifest.json and, when the template has a source-template/,\n"
+             "signatures.tar.gz, manifest.json and, when the template has a source-template/,\n"
              "the <source>-<version>/ tree with its .dsc and .tar.xz (dpkg-source -b).\n"
              "The allowlist lists the SHA-256 fingerprints (one per line) that templates'\n"
              "trusted_certs may name; by default none may.\n\n"

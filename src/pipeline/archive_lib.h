@@ -24,7 +24,7 @@
     X(archive_read_support_filter_bzip2) X(archive_read_support_filter_gzip)                           \
     X(archive_read_support_filter_lzma) X(archive_read_support_filter_xz)                              \
     X(archive_read_support_filter_zstd) X(archive_read_support_format_ar)                              \
-    X(archive_read_support_format_tar) X(archive_write_add_filter_xz) X(archive_write_close)            \
+    X(archive_read_support_format_tar) X(archive_write_add_filter_gzip) X(archive_write_close)            \
     X(archive_write_data) X(archive_write_free) X(archive_write_header) X(archive_write_new)            \
     X(archive_write_open_fd) X(archive_write_set_bytes_in_last_block) X(archive_write_set_filter_option)                                  \
     X(archive_write_set_format_pax_restricted)

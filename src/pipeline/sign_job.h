@@ -25,7 +25,7 @@ typedef struct rs_sign_item {
     uint64_t size;
     rs_bytes sig;
     unsigned char sig_sha256[SHA256_DIGEST_LENGTH];
-    size_t order;                /* its place in signatures.tar.xz */
+    size_t order;                /* its place in signatures.tar.gz */
 } rs_sign_item;
 
 typedef struct rs_sign_manifest rs_sign_manifest;
@@ -36,12 +36,12 @@ typedef struct rs_sign_job {
     rs_pkgset inputs;
     rs_sign_item *items;         /* in files.json order */
     size_t n_items;
-    rs_sign_item **by_name;      /* the items in signatures.tar.xz order */
+    rs_sign_item **by_name;      /* the items in signatures.tar.gz order */
     char *work;                  /* the hidden directory that becomes OUTDIR */
     char *sigdir;                /* work/signatures */
     char *source_tree;           /* work/<source>-<version>, when the template has one */
     time_t mtime;                /* of every file in the outputs */
-    rs_tarball_feed *feed;       /* writes signatures.tar.xz */
+    rs_tarball_feed *feed;       /* writes signatures.tar.gz */
     rs_sign_manifest *manifest;  /* written by the same thread, behind it */
     char **allowed;              /* the allowlist's fingerprints */
     size_t n_allowed;
@@ -60,13 +60,13 @@ int rs_sign_digest_as_named(rs_sign_job *j, rs_error *err);
 int rs_sign_digest_all(rs_sign_job *j, rs_error *err);
 
 /* sign_sign.c: sign every digest, writing the signature tree and, on a
- * thread of its own, signatures.tar.xz, whose end finish waits for. */
+ * thread of its own, signatures.tar.gz, whose end finish waits for. */
 int rs_sign_start_tarball(rs_sign_job *j, rs_error *err);
 int rs_sign_all(rs_sign_job *j, rs_error *err);
 int rs_sign_finish_tarball(rs_sign_job *j, rs_error *err);
 
 /* sign_manifest.c: manifest.json, its entries in files.json order, each
- * written once its file is signed (by signatures.tar.xz's thread). */
+ * written once its file is signed (by signatures.tar.gz's thread). */
 int rs_sign_manifest_open(rs_sign_job *j, rs_error *err);
 void rs_sign_manifest_advance(rs_sign_job *j, size_t signed_count);
 int rs_sign_manifest_close(rs_sign_job *j, rs_error *err);

@@ -1,6 +1,6 @@
 /* The sign_template planner: refusals that need no file contents, one
  * item per listed file with its package chosen, every path resolved
- * inside its package, and the items in signatures.tar.xz order. */
+ * inside its package, and the items in signatures.tar.gz order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Phase B of sign-template: every digest signed, in tarball order, each
- * signature written below signatures/ and fed to signatures.tar.xz as
+ * signature written below signatures/ and fed to signatures.tar.gz as
  * it is made. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,14 +76,14 @@ static void tar_entry(void *ctx, size_t k, const char **path, const void **data,
     *len = it->sig.len;
 }
 
-/* signatures.tar.xz is written from memory while signing goes on, rather
+/* signatures.tar.gz is written from memory while signing goes on, rather
  * than read back from the tree and compressed after it. Its writer starts
  * before phase A, so loading libarchive happens meanwhile too. */
 int rs_sign_start_tarball(rs_sign_job *j, rs_error *err)
 {
     _cleanup_free_ char *tarball = NULL;
 
-    if (asprintf(&tarball, "%s/signatures.tar.xz", j->work) < 0)
+    if (asprintf(&tarball, "%s/" RS_SIGNATURES_TARBALL, j->work) < 0)
         return rs_fail(err, "out of memory");
     return rs_tarball_feed_start(&j->feed, tarball, j->mtime, j->n_items, tar_entry, j, err);
 }
@@ -101,6 +101,6 @@ int rs_sign_all(rs_sign_job *j, rs_error *err)
 int rs_sign_finish_tarball(rs_sign_job *j, rs_error *err)
 {
     if (rs_tarball_feed_finish(j->feed, err) < 0)
-        return rs_error_prefix(err, "%s/signatures.tar.xz", j->work);
+        return rs_error_prefix(err, "%s/" RS_SIGNATURES_TARBALL, j->work);
     return 0;
 }

@@ -92,7 +92,7 @@ static int plan(rs_sign_job *j, rs_error *err)
     return rs_sign_plan_resolve(j, err);
 }
 
-/* signatures.tar.xz's writer starts before phase A, so loading
+/* signatures.tar.gz's writer starts before phase A, so loading
  * libarchive happens meanwhile; it writes the manifest's entries too, as
  * the files are signed. */
 static int check_and_sign(rs_sign_job *j, rs_error *err)

@@ -1,6 +1,6 @@
 /* The signing step of Debian's two-stage flow: a template plus the
  * unsigned binary packages in, detached signatures, a deterministic
- * signatures.tar.xz, a manifest and a -signed source package out. */
+ * signatures tarball, a manifest and a -signed source package out. */
 #ifndef RS_SIGN_TEMPLATE_H
 #define RS_SIGN_TEMPLATE_H
 
@@ -9,6 +9,12 @@
 #include "ops/image_signer.h"
 #include "pipeline/files_json.h"
 #include "pipeline/source_binding.h"
+
+/* Every signature in one tarball, for publishing: gzip, because the
+ * signatures themselves are random bytes. xz -0 made it 3% smaller and
+ * spent a tenth of sign-template's CPU on the module-heavy template
+ * encoding bytes it cannot compress (docs/benchmarks.md). */
+#define RS_SIGNATURES_TARBALL "signatures.tar.gz"
 
 typedef struct rs_sign_template_options {
     const char *template_spec;   /* template .deb, unpacked root, or files.json */

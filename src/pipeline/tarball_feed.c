@@ -1,4 +1,4 @@
-/* signatures.tar.xz written on its own thread while the signatures are
+/* signatures.tar.gz written on its own thread while the signatures are
  * made (pipeline/tarball.h, rs_tarball_feed). */
 #include <pthread.h>
 #include <stdlib.h>

@@ -156,7 +156,8 @@ static json_t *log_entries(const char *manifest, const rs_state_row *row, rs_err
 
 static bool is_output(const char *name)
 {
-    return name[0] != '.' && (rs_name_has_suffix(name, ".dsc") || rs_name_has_suffix(name, ".tar.xz"));
+    return name[0] != '.' && (rs_name_has_suffix(name, ".dsc") || rs_name_has_suffix(name, ".tar.xz") ||
+                              !strcmp(name, RS_SIGNATURES_TARBALL));
 }
 
 static int describe_file(const char *path, const char *name, json_t *list, rs_error *err)
@@ -172,7 +173,7 @@ static int describe_file(const char *path, const char *name, json_t *list, rs_er
                                                  (json_int_t)size)) == 0 ? 0 : rs_fail(err, "out of memory");
 }
 
-/* Moves the source package and signatures.tar.xz from the pipeline's
+/* Moves the source package and signatures.tar.gz from the pipeline's
  * output into pub/, recording their hashes. */
 static json_t *collect_outputs(const stage *g, rs_error *err)
 {

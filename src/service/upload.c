@@ -94,14 +94,14 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Which of the published files a name is: the .dsc, the source tarball
- * (signatures.tar.xz is published beside it, not uploaded), or neither. */
+ * (the signatures tarball is published beside it, not uploaded), or neither. */
 static char **slot_for(const char *name, char **dsc, char **tarball)
 {
     if (name[0] == '.')
         return NULL;
     if (ends_with(name, ".dsc"))
         return dsc;
-    if (ends_with(name, ".tar.xz") && strcmp(name, "signatures.tar.xz") != 0)
+    if (ends_with(name, ".tar.xz"))
         return tarball;
     return NULL;
 }

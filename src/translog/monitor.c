@@ -5,7 +5,7 @@
  * found under the archive directory as source tarballs (*.tar.xz, .gz,
  * .bz2, .zst) whose members ending in ".sig" are signatures: in a -signed
  * source package under debian/signatures/, in the service's
- * signatures.tar.xz at the top. Held (embargoed) requests are not in the
+ * signatures.tar.gz at the top. Held (embargoed) requests are not in the
  * exported log until they are released, so they are never reported. */
 #include "translog/monitor.h"
 

@@ -211,7 +211,7 @@ roundtrip() {
             sbverify --cert "$WORK/db.crt" "$f" >/dev/null 2>&1 && "$REPROSIGN" verify --cert "$WORK/db.crt" "$f" >/dev/null 2>&1 ||
                 { echo "does not verify: $f"; bad=$((bad + 1)); } ;;
         esac
-    done < <(tar -tJf "$WORK"/out/*/signatures.tar.xz | sed -n 's|^[^/]*/\(.*\)\.sig$|\1|p')
+    done < <(tar -tzf "$WORK"/out/*/signatures.tar.gz | sed -n 's|^[^/]*/\(.*\)\.sig$|\1|p')
     check "$t: the downloaded packages hold every file the template lists ($nfiles of $want), each verifying with the test CA" \
         test "$nfiles" = "$want" -a "$want" -gt 0 -a "$bad" = 0
 }

@@ -34,16 +34,16 @@ m=json.load(open('$WORK/out/manifest.json'))
 assert [f['path'] for f in m['files']]==['usr/lib/shim/fbx64.efi','usr/lib/shim/mmx64.efi']
 assert m['files'][0]['signed_digest']=='sha256:'+'$("$REPROSIGN" digest "$unsigned_root/usr/lib/shim/fbx64.efi")'
 "
-check "signatures.tar.xz holds the tree, root-owned, at SOURCE_DATE_EPOCH" bash -c "
-    tar tvJf '$WORK/out/signatures.tar.xz' | grep -q 'root/root .* 2023-11-14 22:13 shim-unsigned/usr/lib/shim/fbx64.efi.sig' &&
-    ! tar tvJf '$WORK/out/signatures.tar.xz' | grep -v 'root/root'"
+check "signatures.tar.gz holds the tree, root-owned, at SOURCE_DATE_EPOCH" bash -c "
+    tar tvzf '$WORK/out/signatures.tar.gz' | grep -q 'root/root .* 2023-11-14 22:13 shim-unsigned/usr/lib/shim/fbx64.efi.sig' &&
+    ! tar tvzf '$WORK/out/signatures.tar.gz' | grep -v 'root/root'"
 check "a detached signature fits the unsigned file" \
     "$REPROSIGN" attach "$WORK/out/signatures/shim-unsigned/usr/lib/shim/fbx64.efi.sig" \
     "$unsigned_root/usr/lib/shim/fbx64.efi" --output "$WORK/fbx64.signed"
 check "... and verifies with the key's certificate" sbverify --cert "$WORK/db.crt" "$WORK/fbx64.signed"
 
 check "a second run" sign_template "$template_deb" --packages "$WORK/pkgs" --output "$WORK/out2" --jobs 1
-check "same inputs, same SOURCE_DATE_EPOCH: identical signatures.tar.xz" same_bytes "$WORK/out/signatures.tar.xz" "$WORK/out2/signatures.tar.xz"
+check "same inputs, same SOURCE_DATE_EPOCH: identical signatures.tar.gz" same_bytes "$WORK/out/signatures.tar.gz" "$WORK/out2/signatures.tar.gz"
 check "... and identical source package" bash -c "cd '$WORK/out' && for f in *.dsc shim-helpers-amd64-signed_*.tar.xz; do cmp \"\$f\" '$WORK/out2/'\"\$f\" || exit 1; done"
 
 # Other template and package shapes give the same signatures.
@@ -52,10 +52,10 @@ mkdir -p "$WORK/roots" && cp -a "$unsigned_root" "$WORK/roots/shim-unsigned"
 json=$WORK/template-root/usr/share/code-signing/shim-helpers-amd64-signed-template/files.json
 check "unpacked template root, unpacked package root" \
     sign_template "$WORK/template-root" --packages "$WORK/roots" --output "$WORK/out3"
-check "... gives the same signatures" same_bytes "$WORK/out3/signatures.tar.xz" "$WORK/out/signatures.tar.xz"
+check "... gives the same signatures" same_bytes "$WORK/out3/signatures.tar.gz" "$WORK/out/signatures.tar.gz"
 check "... and the same source package" bash -c "cd '$WORK/out' && for f in *.dsc shim-helpers-amd64-signed_*.tar.xz; do cmp \"\$f\" '$WORK/out3/'\"\$f\" || exit 1; done"
 # The manifest keeps files.json's order whatever order the files are
-# signed in (signatures.tar.xz's, sorted by path): here, the reverse.
+# signed in (signatures.tar.gz's, sorted by path): here, the reverse.
 python3 -c "
 import json
 d=json.load(open('$json'))
@@ -68,7 +68,7 @@ import json
 a=json.load(open('$WORK/out/manifest.json'))['files']; b=json.load(open('$WORK/out-reversed/manifest.json'))['files']
 assert [f['path'] for f in b]==['usr/lib/shim/mmx64.efi','usr/lib/shim/fbx64.efi'], b
 assert b==list(reversed(a))"
-check "... and the same signatures.tar.xz" same_bytes "$WORK/out-reversed/signatures.tar.xz" "$WORK/out/signatures.tar.xz"
+check "... and the same signatures.tar.gz" same_bytes "$WORK/out-reversed/signatures.tar.gz" "$WORK/out/signatures.tar.gz"
 # An unpacked template's source-template is copied without following
 # links. A relative symlink to a name inside it is carried into the
 # source package; one that is absolute, escapes or dangles is refused,
@@ -297,8 +297,8 @@ mkdir -p "$WORK/utf8-roots/shim-unsigned/usr/lib/shim/été"
 cp "$unsigned_root/usr/lib/shim/fbx64.efi" "$WORK/utf8-roots/shim-unsigned/usr/lib/shim/été/fb.efi"
 evil utf8 '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/été/fb.efi"}]}}'
 check "a UTF-8 file name is signed" sign_template "$WORK/utf8.json" --packages "$WORK/utf8-roots" --output "$WORK/utf8"
-check "... and signatures.tar.xz carries the name as it is" bash -c "
-    mkdir '$WORK/utf8-x' && tar -xJf '$WORK/utf8/signatures.tar.xz' -C '$WORK/utf8-x' &&
+check "... and signatures.tar.gz carries the name as it is" bash -c "
+    mkdir '$WORK/utf8-x' && tar -xzf '$WORK/utf8/signatures.tar.gz' -C '$WORK/utf8-x' &&
     cmp '$WORK/utf8-x/shim-unsigned/usr/lib/shim/été/fb.efi.sig' '$WORK/utf8/signatures/shim-unsigned/usr/lib/shim/été/fb.efi.sig'"
 refuses "OUTDIR that already exists" "" sign_template "$template_deb" --packages "$WORK/pkgs" --output "$WORK/out"
 refuses "a template that is not a template" "$WORK/nt" sign_template "$unsigned_deb" --packages "$WORK/pkgs" --output "$WORK/nt"

@@ -70,7 +70,7 @@ check "... one line, no \\r and no escape" bash -c "[ \$(wc -l <'$WORK/file.err'
 check "attach-tree into a file prints only its summary line" bash -c "
     '$REPROSIGN' attach-tree --signatures '$WORK/file/signatures/shim-unsigned' --root '$unsigned_root' --output '$WORK/signed2' \
         2>'$WORK/attach.err' && [ \$(wc -l <'$WORK/attach.err') = 1 ] && grep -Exq '$(summary attach-tree attached)' '$WORK/attach.err'"
-check "the signatures are those of the terminal's run" cmp "$WORK/tty/signatures.tar.xz" "$WORK/file/signatures.tar.xz"
+check "the signatures are those of the terminal's run" cmp "$WORK/tty/signatures.tar.gz" "$WORK/file/signatures.tar.gz"
 
 # A terminal that cannot clear a line (an Emacs shell buffer) gets plain lines.
 rc=0

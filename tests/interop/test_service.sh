@@ -24,13 +24,13 @@ check "... makes the log's own key, named <hostname>/reprosign, private" bash -c
     grep -q '^$(hostname)/reprosign+' '$vkey'"
 check "service run --once" svc run --state "$state" --once
 check "the first request is published" test "$(status_of "$state" "$id1")" = published
-check "its outputs: the .dsc, the .tar.xz and signatures.tar.xz, nothing else" bash -c "
-    cd '$out/$id1' && ls | sort | tr '\n' ' ' | grep -qx 'shim-helpers-amd64-signed_1+16.1+2~deb12u1.dsc shim-helpers-amd64-signed_1+16.1+2~deb12u1.tar.xz signatures.tar.xz '"
+check "its outputs: the .dsc, the .tar.xz and signatures.tar.gz, nothing else" bash -c "
+    cd '$out/$id1' && ls | sort | tr '\n' ' ' | grep -qx 'shim-helpers-amd64-signed_1+16.1+2~deb12u1.dsc shim-helpers-amd64-signed_1+16.1+2~deb12u1.tar.xz signatures.tar.gz '"
 check "no temporary files in the output directory" bash -c "[ -z \"\$(ls -A '$out' | grep '^\\.')\" ]"
 check "the log verifies and holds the two signatures" bash -c "'$REPROSIGN' log verify '$log' --vkey '$vkey' && [ \$(wc -l <'$(entries_of "$log")') = 2 ]"
 check "log verify without --vkey is a usage error (exit 2) that says why" bash -c "
     '$REPROSIGN' log verify '$log' 2>'$WORK/novkey.err'; [ \$? = 2 ] && grep -q 'never against key material' '$WORK/novkey.err'"
-mkdir -p "$WORK/sigs" && tar -xJf "$out/$id1/signatures.tar.xz" -C "$WORK/sigs"
+mkdir -p "$WORK/sigs" && tar -xzf "$out/$id1/signatures.tar.gz" -C "$WORK/sigs"
 for f in fbx64 mmx64; do
     check "the published $f.efi signature fits the unsigned binary" \
         "$REPROSIGN" attach "$WORK/sigs/shim-unsigned/usr/lib/shim/$f.efi.sig" "$unsigned_root/usr/lib/shim/$f.efi" --output "$WORK/$f.signed"
@@ -74,7 +74,7 @@ size_before=$(log_size "$log")
 cp "$log/checkpoint" "$WORK/checkpoint-before"
 check "service release" svc release --state "$state" "$id2"
 check "... publishes it" test "$(status_of "$state" "$id2")" = published
-check "... its outputs appear" bash -c "ls '$out/$id2'/*sec1.dsc '$out/$id2/signatures.tar.xz'"
+check "... its outputs appear" bash -c "ls '$out/$id2'/*sec1.dsc '$out/$id2/signatures.tar.gz'"
 check "... and its two signatures are appended to the log" test "$(log_size "$log")" = $((size_before + 2))
 check "the log verifies after the release" "$REPROSIGN" log verify "$log" --vkey "$vkey"
 check "the checkpoint after the release extends the one before (consistency proof)" \

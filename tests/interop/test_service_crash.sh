@@ -68,7 +68,7 @@ for r in st['requests']:
     assert names == sorted(o['name'] for o in r['outputs']), names
     for o in r['outputs']:
         assert 'sha256:' + hashlib.sha256(open(os.path.join(d, o['name']), 'rb').read()).hexdigest() == o['digest']
-    with tarfile.open(os.path.join(d, 'signatures.tar.xz')) as t:
+    with tarfile.open(os.path.join(d, 'signatures.tar.gz')) as t:
         sigs = {m.name[len('shim-unsigned/'):-4]: hashlib.sha256(t.extractfile(m).read()).hexdigest()
                 for m in t.getmembers() if m.isfile()}
     logged = {e['path']: e['signature_sha256'] for e in entries if e['request'] == r['id']}

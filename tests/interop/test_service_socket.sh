@@ -151,7 +151,7 @@ chmod a+r "$WORK/files.json"
 check "sign-template --via signs a template through the socket" \
     "$REPROSIGN" sign-template "$WORK/files.json" --packages "$WORK/pkgs" --via "$sock" --cert "$WORK/db.crt" \
     --output "$WORK/tpl-via" --quiet
-check "... with the same signatures.tar.xz as the key gives" cmp "$WORK/tpl-key/signatures.tar.xz" "$WORK/tpl-via/signatures.tar.xz"
+check "... with the same signatures.tar.gz as the key gives" cmp "$WORK/tpl-key/signatures.tar.gz" "$WORK/tpl-via/signatures.tar.gz"
 check "... and the same manifest" cmp "$WORK/tpl-key/manifest.json" "$WORK/tpl-via/manifest.json"
 total=$((total + ${#files[@]}))
 check "... each file logged by package and path" test "$(grep -c '"path":"test-efi/[a-z0-9-]*\.efi"' "$(log_entries)")" = "${#files[@]}"

@@ -1,6 +1,6 @@
 /* The sign_template planner (src/pipeline/sign_plan.c): one item per
  * listed file, in files.json order, its package chosen and its path
- * resolved inside it; the items in signatures.tar.xz order; and the
+ * resolved inside it; the items in signatures.tar.gz order; and the
  * refusals that need no file contents. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -109,11 +109,11 @@ int main(void)
 
     /* The reference: the tree on disk. */
     snprintf(path, sizeof(path), "%s/tree", dir);
-    snprintf(ref, sizeof(ref), "%s/ref.tar.xz", dir);
+    snprintf(ref, sizeof(ref), "%s/ref.tar.gz", dir);
     CHECK(rs_tarball_write(path, ref, 1700000000, &err) == 0);
 
     /* From memory, in order. */
-    snprintf(out, sizeof(out), "%s/mem.tar.xz", dir);
+    snprintf(out, sizeof(out), "%s/mem.tar.gz", dir);
     CHECK(rs_tarball_open(&t, out, 1700000000, &err) == 0);
     for (size_t k = 0; k < N_FILES; k++)
         ok &= rs_tarball_add_file(t, sorted[k], data[data_of(sorted[k])], lens[data_of(sorted[k])], &err) == 0;
@@ -123,7 +123,7 @@ int main(void)
     CHECK(same_file(ref, out));
 
     /* On the feed's thread, files ready from last to first, from two threads. */
-    snprintf(out, sizeof(out), "%s/feed.tar.xz", dir);
+    snprintf(out, sizeof(out), "%s/feed.tar.gz", dir);
     CHECK(rs_tarball_feed_start(&feed, out, 1700000000, N_FILES, entry, NULL, &err) == 0);
     for (int i = 0; i < 2; i++) {
         m[i] = (marker){ feed, (size_t)i };
@@ -136,14 +136,14 @@ int main(void)
     CHECK(same_file(ref, out));
 
     /* A feed stopped before all are ready leaves nothing. */
-    snprintf(out, sizeof(out), "%s/stopped.tar.xz", dir);
+    snprintf(out, sizeof(out), "%s/stopped.tar.gz", dir);
     CHECK(rs_tarball_feed_start(&feed, out, 0, N_FILES, entry, NULL, &err) == 0);
     rs_tarball_feed_ready(feed, 0);
     rs_tarball_feed_free(feed);
     CHECK(access(out, F_OK) != 0);
 
     /* Out of order, twice, or a file where a directory must go: refused. */
-    snprintf(out, sizeof(out), "%s/bad.tar.xz", dir);
+    snprintf(out, sizeof(out), "%s/bad.tar.gz", dir);
     CHECK(rs_tarball_open(&t, out, 0, &err) == 0);
     CHECK(rs_tarball_add_file(t, "a/b", "x", 1, &err) == 0);
     CHECK(rs_tarball_add_file(t, "a/b", "x", 1, &err) == -1 && strstr(err.msg, "twice or out of order"));
