@@ -85,6 +85,7 @@ int rs_tarball_open(rs_tarball **out, const char *output, time_t mtime, rs_error
     if (sym_archive_write_set_format_pax_restricted(t->a) != ARCHIVE_OK ||
         sym_archive_write_add_filter_gzip(t->a) != ARCHIVE_OK ||
         sym_archive_write_set_filter_option(t->a, "gzip", "timestamp", NULL) != ARCHIVE_OK ||
+        sym_archive_write_set_filter_option(t->a, "gzip", "compression-level", "1") != ARCHIVE_OK ||
         sym_archive_write_set_bytes_in_last_block(t->a, 1) != ARCHIVE_OK ||
         sym_archive_write_open_fd(t->a, t->out.fd) != ARCHIVE_OK)
         return tar_fail(t->a, err);
