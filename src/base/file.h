@@ -155,6 +155,7 @@ bool rs_name_has_suffix(const char *name, const char *suffix);
 
 /* Writes all of data to fd, resuming after signals; -1 with errno set. */
 int rs_write_all(int fd, const void *data, size_t len);
+int rs_pwrite_all(int fd, const void *data, size_t len, off_t off);
 
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);

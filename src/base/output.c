@@ -129,6 +129,26 @@ int rs_write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
+/* A short write is retried for the rest, so a failure reports the errno
+ * of the write that failed rather than whatever errno held before. */
+int rs_pwrite_all(int fd, const void *data, size_t len, off_t off)
+{
+    const uint8_t *p = data;
+
+    while (len) {
+        ssize_t n = pwrite(fd, p, len, off);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+        off += n;
+    }
+    return 0;
+}
+
 int rs_output_write(rs_output *out, const void *data, size_t len, rs_error *err)
 {
     if (out->observe && len)
@@ -205,7 +225,7 @@ int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, 
 {
     if (off > out->written || len > out->written - off)
         return rs_fail(err, "internal error: patch outside written output");
-    if (pwrite(out->fd, data, len, (off_t)off) != (ssize_t)len)
+    if (rs_pwrite_all(out->fd, data, len, (off_t)off) < 0)
         return rs_fail(err, "write failed: %s", strerror(errno));
     return 0;
 }

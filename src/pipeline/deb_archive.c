@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/file.h"
 
 #define BLOCK (64 * 1024)
 
@@ -149,7 +150,7 @@ int rs_deb_copy_data(struct archive *a, int fd, uint64_t limit, uint64_t *size, 
     while ((rc = sym_archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
         if (off < 0 || (uint64_t)off + len > limit)
             return rs_fail(err, "too large (over %llu bytes)", (unsigned long long)limit);
-        if (pwrite(fd, buf, len, off) != (ssize_t)len)
+        if (rs_pwrite_all(fd, buf, len, (off_t)off) < 0)
             return rs_fail(err, "cannot buffer file: %s", strerror(errno));
         if ((uint64_t)off + len > *size)
             *size = (uint64_t)off + len;

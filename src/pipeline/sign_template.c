@@ -76,7 +76,7 @@ static int prepare(rs_sign_job *j, rs_error *err)
     if (make_workdir(j, err) < 0)
         return -1;
     if (rs_template_load(j->o->template_spec, j->work, &j->tpl, err) < 0)
-        return rs_error_prefix(err, "%s", j->o->template_spec);
+        return -1;
     if (rs_sign_check_trusted_certs(j, err) < 0 || output_mtime(j, err) < 0)
         return -1;
     return rs_sign_copy_source_template(j, err);

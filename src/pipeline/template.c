@@ -301,9 +301,11 @@ int rs_template_load(const char *spec, const char *workdir, rs_template *t, rs_e
         return rs_fail(err, "%s: %s", spec, strerror(errno));
     while (!form->claims(spec, &st))
         form++;
+    /* Each form names the file it failed on; the changelog is named
+     * inside the template. */
     rc = form->load(t, spec, workdir, err);
-    if (rc == 0)
-        rc = read_source_changelog(t, err);
+    if (rc == 0 && read_source_changelog(t, err) < 0)
+        rc = rs_error_prefix(err, "%s", spec);
     if (rc < 0)
         rs_template_free(t);
     return rc;
