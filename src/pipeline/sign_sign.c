@@ -1,6 +1,7 @@
-/* Phase B of sign-template: every digest signed, in tarball order, each
- * signature written below signatures/ and fed to signatures.tar.gz as
- * it is made. */
+/* Phase B of sign-template: every digest signed, in tarball order, on
+ * the worker threads; each signature, once made, written below
+ * signatures/, into signatures.tar.gz and into the manifest by the
+ * tarball's thread, in order. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,8 +31,8 @@ static int reopen_for_signer(const rs_sign_job *j, const rs_sign_item *it, int *
     return rs_pkgtree_open(it->tree, it->resolved, fd, err);
 }
 
-/* Item k (in tarball order) is signed and its signature on disk: the
- * one place each file's completion is marked. */
+/* Item k (in tarball order) is signed: the one place each file's
+ * completion is marked. */
 static void item_signed(rs_sign_job *j, size_t k)
 {
     rs_tarball_feed_ready(j->feed, k);
@@ -46,6 +47,8 @@ static int sign_one(void *ctx, size_t k, rs_error *err)
     _cleanup_free_ char *name = NULL;
     _cleanup_close_ int image_fd = -1;
 
+    if (rs_tarball_feed_check(j->feed, err) < 0)
+        return -1;
     if (!(name = rs_path_join(it->pkg->name, it->file->path)))
         return rs_fail(err, "out of memory");
     if (reopen_for_signer(j, it, &image_fd, err) < 0 ||
@@ -53,27 +56,31 @@ static int sign_one(void *ctx, size_t k, rs_error *err)
                              &it->sig, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
     rs_sha256(it->sig.data, it->sig.len, it->sig_sha256);
-    if (write_sig(j->sigdir, it, err) < 0)
-        return -1;
     item_signed(j, k);
     return 0;
 }
 
-static void tar_entry(void *ctx, size_t k, const char **path, const void **data, size_t *len)
+/* One thread writes every signature file, in order: two workers creating
+ * files side by side in one directory wait on its lock, and the workers
+ * are left with nothing but the signing. */
+static int tar_entry(void *ctx, size_t k, const char **path, const void **data, size_t *len, rs_error *err)
 {
     rs_sign_job *j = ctx;
     const rs_sign_item *it = j->by_name[k];
 
-    /* The writer asks for entry k once k-1 is in the tarball: its bytes
-     * are on disk in signatures/ too, so memory stays flat in the number
-     * of files. Files 0..k are signed: their manifest entries follow. */
+    /* The writer asks for entry k once k-1 is in the tarball and on disk
+     * in signatures/, so memory stays flat in the number of files. Files
+     * 0..k are signed: their manifest entries follow. */
     if (k > 0)
         rs_bytes_free(&j->by_name[k - 1]->sig);
+    if (write_sig(j->sigdir, it, err) < 0)
+        return -1;
     rs_sign_manifest_advance(j, k + 1);
 
     *path = it->sig_name;
     *data = it->sig.data;
     *len = it->sig.len;
+    return 0;
 }
 
 /* signatures.tar.gz is written from memory while signing goes on, rather
@@ -100,7 +107,5 @@ int rs_sign_all(rs_sign_job *j, rs_error *err)
 
 int rs_sign_finish_tarball(rs_sign_job *j, rs_error *err)
 {
-    if (rs_tarball_feed_finish(j->feed, err) < 0)
-        return rs_error_prefix(err, "%s/" RS_SIGNATURES_TARBALL, j->work);
-    return 0;
+    return rs_tarball_feed_finish(j->feed, err);
 }

@@ -35,14 +35,20 @@ void rs_tarball_free(rs_tarball *t);
  * made, so compressing overlaps with making them instead of following it.
  * Files become ready in any order (rs_tarball_feed_ready(k) from any
  * thread); file k is written once files 0..k all are, as entry(ctx, k)
- * describes it; its path and data must stay put from then on. The thread
- * also opens the output, so a failure to do so shows in finish. */
-typedef void (*rs_tarball_entry)(void *ctx, size_t k, const char **path, const void **data, size_t *len);
+ * describes it; its path and data must stay put from then on. entry may
+ * do more with file k first (write it elsewhere too); if it fails, the
+ * writer stops. The thread also opens the output. Its failures show in
+ * rs_tarball_feed_check at once, and in finish. */
+typedef int (*rs_tarball_entry)(void *ctx, size_t k, const char **path, const void **data, size_t *len,
+                                rs_error *err);
 typedef struct rs_tarball_feed rs_tarball_feed;
 
 int rs_tarball_feed_start(rs_tarball_feed **f, const char *output, time_t mtime, size_t n, rs_tarball_entry entry,
                           void *ctx, rs_error *err);
 void rs_tarball_feed_ready(rs_tarball_feed *f, size_t k);
+/* -1 with the writer's error once it has failed, so the files that would
+ * only be thrown away are not made. */
+int rs_tarball_feed_check(rs_tarball_feed *f, rs_error *err);
 /* Once all n are ready: waits for the writer and commits the tarball. */
 int rs_tarball_feed_finish(rs_tarball_feed *f, rs_error *err);
 /* Stops the writer if it still runs; removes the tarball unless committed. */

@@ -22,6 +22,7 @@ struct rs_tarball_feed {
     size_t done;          /* files 0..done-1 are all ready */
     size_t wake_at;       /* the writer sleeps until done reaches this */
     bool stop;
+    bool failed;          /* rc and err are set, under the lock */
     bool running;
     pthread_t thread;
     pthread_mutex_t lock;
@@ -44,34 +45,41 @@ static size_t feed_wait(rs_tarball_feed *f, size_t k)
     return avail;
 }
 
-static void feed_run(rs_tarball_feed *f)
+/* The tarball's own failures name it; entry's name what failed. */
+static int feed_run(rs_tarball_feed *f, rs_error *err)
 {
     size_t k = 0, avail;
 
     /* Opened here, so loading libarchive overlaps with the caller's work. */
-    if (rs_tarball_open(&f->t, f->output, f->mtime, &f->err) < 0) {
-        f->rc = -1;
-        return;
-    }
+    if (rs_tarball_open(&f->t, f->output, f->mtime, err) < 0)
+        return rs_error_prefix(err, "%s", f->output);
     while (k < f->n && (avail = feed_wait(f, k)) > 0)
         for (; k < avail; k++) {
             const char *path;
             const void *data;
             size_t len;
 
-            f->entry(f->ctx, k, &path, &data, &len);
-            if (rs_tarball_add_file(f->t, path, data, len, &f->err) < 0) {
-                f->rc = -1;
-                return;
-            }
+            if (f->entry(f->ctx, k, &path, &data, &len, err) < 0)
+                return -1;
+            if (rs_tarball_add_file(f->t, path, data, len, err) < 0)
+                return rs_error_prefix(err, "%s", f->output);
         }
+    return 0;
 }
 
 static void *feed_main(void *arg)
 {
+    rs_tarball_feed *f = arg;
     rs_names_locale n = rs_tarball_utf8_names_begin();
+    rs_error err;
 
-    feed_run(arg);
+    if (feed_run(f, &err) < 0) {
+        pthread_mutex_lock(&f->lock);
+        f->err = err;
+        f->rc = -1;
+        f->failed = true;
+        pthread_mutex_unlock(&f->lock);
+    }
     rs_tarball_utf8_names_end(n);
     return NULL;
 }
@@ -85,6 +93,19 @@ void rs_tarball_feed_ready(rs_tarball_feed *f, size_t k)
     if (f->done >= f->wake_at)
         pthread_cond_signal(&f->cond);
     pthread_mutex_unlock(&f->lock);
+}
+
+int rs_tarball_feed_check(rs_tarball_feed *f, rs_error *err)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&f->lock);
+    if (f->failed) {
+        *err = f->err;
+        rc = -1;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return rc;
 }
 
 /* Waits for the writer, which ends once every entry is written, or
@@ -154,5 +175,5 @@ int rs_tarball_feed_finish(rs_tarball_feed *f, rs_error *err)
         *err = f->err;
         return -1;
     }
-    return rs_tarball_commit(f->t, err);
+    return rs_tarball_commit(f->t, err) < 0 ? rs_error_prefix(err, "%s", f->output) : 0;
 }

@@ -179,6 +179,23 @@ done
 check "the trusted_certs refusal names package and fingerprint" bash -c "
     sign_template() { '$REPROSIGN' sign-template --quiet --key '$WORK/db.key' --cert '$WORK/db.crt' \"\$@\"; }
     sign_template '$WORK/trusted.json' --packages '$WORK/pkgs' --output '$WORK/x' 2>&1 | grep -q 'shim-unsigned.*$fpr.*allowlist'"
+# Files that cannot be written (here, over a 1 KiB file size limit) fail
+# the run, naming the file and the reason, and leave nothing behind. The
+# signature files are written by the tarball's thread, which must hand
+# its error back; the template's files are buffered with pwrite, whose
+# short write must not report a stale errno.
+evil one-file '{"shim-unsigned": {"files": [{"sig_type": "efi", "file": "usr/lib/shim/fbx64.efi"}]}}'
+small_files() { bash -c "trap '' XFSZ; ulimit -f 1; exec \"\$@\"" _ "$REPROSIGN" sign-template --quiet \
+    --key "$WORK/db.key" --cert "$WORK/db.crt" "$@"; }
+refuses "a signature that cannot be written fails the run" "$WORK/refused-fsize" \
+    small_files "$WORK/one-file.json" --packages "$(dirname "$unsigned_root")" --output "$WORK/refused-fsize"
+check "... naming the signature file and the reason" grep -q 'fbx64\.efi\.sig: write failed: File too large' "$WORK/.err"
+check "... and leaves no partial output (fsize)" no_partial
+refuses "a template file that cannot be buffered fails the run" "$WORK/refused-fsize2" \
+    small_files "$template_deb" --packages "$WORK/pkgs" --output "$WORK/refused-fsize2"
+check "... naming the template once, the file and the reason" grep -qx \
+    "reprosign: $template_deb: source template: debian/control: cannot buffer file: File too large" "$WORK/.err"
+check "... and leaves no partial output (fsize2)" no_partial
 echo "$fpr  # the test key" >"$WORK/allow.txt"
 check "an allowlisted trusted_certs entry is accepted" \
     sign_template "$WORK/trusted.json" --packages "$WORK/pkgs" --output "$WORK/allowed" --trusted-cert-allowlist "$WORK/allow.txt"

@@ -42,14 +42,41 @@ static int data_of(const char *path)
     return -1;
 }
 
-static void entry(void *ctx, size_t k, const char **path, const void **d, size_t *len)
+/* ctx, when given, is the entry that fails. */
+static int entry(void *ctx, size_t k, const char **path, const void **d, size_t *len, rs_error *err)
 {
     int i = data_of(sorted[k]);
 
-    (void)ctx;
+    if (ctx && k == *(const size_t *)ctx)
+        return rs_fail(err, "%s: cannot write it elsewhere", sorted[k]);
     *path = sorted[k];
     *d = data[i];
     *len = lens[i];
+    return 0;
+}
+
+/* An entry that fails stops the writer: the check says so once the writer
+ * is there, finish gives the entry's own error, and nothing is left. */
+static void failing_entry_stops(const char *dir)
+{
+    char out[256];
+    size_t failing = 2;
+    rs_tarball_feed *feed;
+    rs_error err;
+    int tries = 0;
+
+    snprintf(out, sizeof(out), "%s/failed.tar.gz", dir);
+    CHECK(rs_tarball_feed_start(&feed, out, 0, N_FILES, entry, &failing, &err) == 0);
+    CHECK(rs_tarball_feed_check(feed, &err) == 0);
+    for (size_t k = 0; k < N_FILES; k++)
+        rs_tarball_feed_ready(feed, k);
+    while (rs_tarball_feed_check(feed, &err) == 0 && tries++ < 5000)
+        usleep(1000);
+    CHECK(strstr(err.msg, sorted[failing]) && strstr(err.msg, "cannot write it elsewhere"));
+    CHECK(rs_tarball_feed_finish(feed, &err) < 0);
+    CHECK(strstr(err.msg, "cannot write it elsewhere") && !strstr(err.msg, out));
+    rs_tarball_feed_free(feed);
+    CHECK(access(out, F_OK) != 0);
 }
 
 typedef struct marker {
@@ -141,6 +168,8 @@ int main(void)
     rs_tarball_feed_ready(feed, 0);
     rs_tarball_feed_free(feed);
     CHECK(access(out, F_OK) != 0);
+
+    failing_entry_stops(dir);
 
     /* Out of order, twice, or a file where a directory must go: refused. */
     snprintf(out, sizeof(out), "%s/bad.tar.gz", dir);
