@@ -59,8 +59,9 @@ void rs_sign_plan_free(rs_sign_job *j);
 int rs_sign_digest_as_named(rs_sign_job *j, rs_error *err);
 int rs_sign_digest_all(rs_sign_job *j, rs_error *err);
 
-/* sign_sign.c: sign every digest, writing the signature tree and, on a
- * thread of its own, signatures.tar.gz, whose end finish waits for. */
+/* sign_sign.c: sign every digest on the workers; on a thread of its own,
+ * the signature tree, signatures.tar.gz and the manifest's entries, in
+ * order, whose end finish waits for. */
 int rs_sign_start_tarball(rs_sign_job *j, rs_error *err);
 int rs_sign_all(rs_sign_job *j, rs_error *err);
 int rs_sign_finish_tarball(rs_sign_job *j, rs_error *err);

@@ -11,7 +11,7 @@
 #include "pipeline/source_binding.h"
 
 /* Every signature in one tarball, for publishing: gzip, because the
- * signatures themselves are random bytes. xz -0 made it 3% smaller and
+ * signatures themselves are random bytes. xz -0 made it 7% smaller and
  * spent a tenth of sign-template's CPU on the module-heavy template
  * encoding bytes it cannot compress (docs/benchmarks.md). */
 #define RS_SIGNATURES_TARBALL "signatures.tar.gz"

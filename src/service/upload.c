@@ -86,22 +86,15 @@ static int copy_into(const char *src, const char *dir, const char *name, rs_erro
     return dst ? rs_copy_file(src, dst, 0644, err) : rs_fail(err, "out of memory");
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-
-    return n > m && !strcmp(s + n - m, suffix);
-}
-
 /* Which of the published files a name is: the .dsc, the source tarball
  * (the signatures tarball is published beside it, not uploaded), or neither. */
 static char **slot_for(const char *name, char **dsc, char **tarball)
 {
     if (name[0] == '.')
         return NULL;
-    if (ends_with(name, ".dsc"))
+    if (rs_name_has_suffix(name, ".dsc"))
         return dsc;
-    if (ends_with(name, ".tar.xz"))
+    if (rs_name_has_suffix(name, ".tar.xz"))
         return tarball;
     return NULL;
 }

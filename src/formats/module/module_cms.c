@@ -28,9 +28,10 @@ int module_content_digest(const module_content *content, const EVP_MD *md, rs_di
 
 /* What CMS_add1_signer builds (the issuer's name copied, the algorithms
  * set) is the same for every signature by one certificate and digest, and
- * took a tenth of the module-heavy template's CPU beyond the signatures
- * themselves. Each thread keeps the last one it built and puts only the
- * next signature in it. */
+ * building it for each module took a tenth of the module-heavy template's
+ * CPU beyond the signatures and the digests. Each thread keeps the last one
+ * it built, freed when the thread ends, and puts only the next signature
+ * in it. */
 typedef struct cms_shell {
     CMS_ContentInfo *cms;
     CMS_SignerInfo *si;
