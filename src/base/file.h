@@ -153,7 +153,9 @@ char *rs_path_join(const char *a, const char *b);
  * module). */
 bool rs_name_has_suffix(const char *name, const char *suffix);
 
-/* Writes all of data to fd, resuming after signals; -1 with errno set. */
+/* Write all of data to fd, resuming after signals and short writes; -1
+ * with errno set. rs_pwrite_all writes at off and leaves the file
+ * position alone. */
 int rs_write_all(int fd, const void *data, size_t len);
 int rs_pwrite_all(int fd, const void *data, size_t len, off_t off);
 

@@ -112,12 +112,15 @@ int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
 /* copy_file_range in steps of this much, so a signal is seen between them. */
 #define RS_COPY_CHUNK (64u << 20)
 
-int rs_write_all(int fd, const void *data, size_t len)
+/* The one write loop: at the file position when off is negative, else at
+ * off. A short write is retried for the rest, so a failure reports the
+ * errno of the write that failed rather than whatever errno held before. */
+static int write_loop(int fd, const void *data, size_t len, off_t off)
 {
     const uint8_t *p = data;
 
     while (len) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = off < 0 ? write(fd, p, len) : pwrite(fd, p, len, off);
 
         if (n < 0 && errno == EINTR)
             continue;
@@ -125,28 +128,20 @@ int rs_write_all(int fd, const void *data, size_t len)
             return -1;
         p += n;
         len -= (size_t)n;
+        if (off >= 0)
+            off += n;
     }
     return 0;
 }
 
-/* A short write is retried for the rest, so a failure reports the errno
- * of the write that failed rather than whatever errno held before. */
+int rs_write_all(int fd, const void *data, size_t len)
+{
+    return write_loop(fd, data, len, -1);
+}
+
 int rs_pwrite_all(int fd, const void *data, size_t len, off_t off)
 {
-    const uint8_t *p = data;
-
-    while (len) {
-        ssize_t n = pwrite(fd, p, len, off);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-        off += n;
-    }
-    return 0;
+    return off < 0 ? (errno = EINVAL, -1) : write_loop(fd, data, len, off);
 }
 
 int rs_output_write(rs_output *out, const void *data, size_t len, rs_error *err)
