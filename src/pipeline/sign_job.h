@@ -69,7 +69,7 @@ int rs_sign_finish_tarball(rs_sign_job *j, rs_error *err);
 /* sign_manifest.c: manifest.json, its entries in files.json order, each
  * written once its file is signed (by signatures.tar.gz's thread). */
 int rs_sign_manifest_open(rs_sign_job *j, rs_error *err);
-void rs_sign_manifest_advance(rs_sign_job *j, size_t signed_count);
+int rs_sign_manifest_advance(rs_sign_job *j, size_t signed_count, rs_error *err);
 int rs_sign_manifest_close(rs_sign_job *j, rs_error *err);
 void rs_sign_manifest_free(rs_sign_manifest *m);
 

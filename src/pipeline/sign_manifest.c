@@ -81,8 +81,6 @@ struct rs_sign_manifest {
     char *path, *tmp;
     manifest_signers signers;
     size_t next;       /* the first entry, in files.json order, not yet written */
-    int rc;
-    rs_error err;
 };
 
 void rs_sign_manifest_free(rs_sign_manifest *m)
@@ -136,14 +134,16 @@ int rs_sign_manifest_open(rs_sign_job *j, rs_error *err)
 
 /* Every entry whose file is signed, up to the first that is not: signed
  * is the number of files signed, from the first, in tarball order. */
-void rs_sign_manifest_advance(rs_sign_job *j, size_t signed_count)
+int rs_sign_manifest_advance(rs_sign_job *j, size_t signed_count, rs_error *err)
 {
     rs_sign_manifest *m = j->manifest;
 
-    for (; m->rc == 0 && m->next < j->n_items && j->items[m->next].order < signed_count; m->next++) {
-        m->rc = write_manifest_entry(m->f, j, &m->signers, &j->items[m->next], &m->err);
+    for (; m->next < j->n_items && j->items[m->next].order < signed_count; m->next++) {
+        if (write_manifest_entry(m->f, j, &m->signers, &j->items[m->next], err) < 0)
+            return -1;
         fputs(m->next + 1 == j->n_items ? "\n" : ",\n", m->f);
     }
+    return 0;
 }
 
 /* Once every file is signed: the entries left, the end, and the rename. */
@@ -151,12 +151,9 @@ int rs_sign_manifest_close(rs_sign_job *j, rs_error *err)
 {
     _cleanup_(manifest_freep) rs_sign_manifest *m = NULL;
 
-    rs_sign_manifest_advance(j, j->n_items);
+    if (rs_sign_manifest_advance(j, j->n_items, err) < 0)
+        return -1;   /* the caller frees j->manifest */
     m = TAKE_PTR(j->manifest);
-    if (m->rc < 0) {
-        *err = m->err;
-        return -1;
-    }
     fputs(j->n_items ? "  ]\n}" : "]\n}", m->f);
     if (fflush(m->f) != 0 || ferror(m->f) || rename(m->tmp, m->path) < 0)
         return rs_fail(err, "%s: %s", m->path, strerror(errno));

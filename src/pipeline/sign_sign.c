@@ -73,9 +73,8 @@ static int tar_entry(void *ctx, size_t k, const char **path, const void **data, 
      * 0..k are signed: their manifest entries follow. */
     if (k > 0)
         rs_bytes_free(&j->by_name[k - 1]->sig);
-    if (write_sig(j->sigdir, it, err) < 0)
+    if (write_sig(j->sigdir, it, err) < 0 || rs_sign_manifest_advance(j, k + 1, err) < 0)
         return -1;
-    rs_sign_manifest_advance(j, k + 1);
 
     *path = it->sig_name;
     *data = it->sig.data;

@@ -22,12 +22,11 @@ struct rs_tarball_feed {
     size_t done;          /* files 0..done-1 are all ready */
     size_t wake_at;       /* the writer sleeps until done reaches this */
     bool stop;
-    bool failed;          /* rc and err are set, under the lock */
+    bool failed;          /* err is set; both under the lock */
     bool running;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    int rc;
     rs_error err;
 };
 
@@ -76,7 +75,6 @@ static void *feed_main(void *arg)
     if (feed_run(f, &err) < 0) {
         pthread_mutex_lock(&f->lock);
         f->err = err;
-        f->rc = -1;
         f->failed = true;
         pthread_mutex_unlock(&f->lock);
     }
@@ -171,7 +169,7 @@ int rs_tarball_feed_start(rs_tarball_feed **out, const char *output, time_t mtim
 int rs_tarball_feed_finish(rs_tarball_feed *f, rs_error *err)
 {
     feed_join(f);
-    if (f->rc < 0) {
+    if (f->failed) {
         *err = f->err;
         return -1;
     }
