@@ -42,9 +42,14 @@ typedef struct rs_pkgsource_ops {
     const char *(*bytes_of)(const struct rs_pkgtree *t, const char *name);
     /* Optional: before any path is resolved, hands over whichever wanted
      * names are regular files as named, where that is nearly free (a .deb
-     * lists its entries on the same walk). Errors in take are the
-     * caller's to keep or ignore. */
-    int (*read_as_named)(struct rs_pkgtree *t, const rs_pkg_wanted *w, rs_error *err);
+     * lists its entries on the same walk; a directory's files open with
+     * no symlink allowed on the way), up to `jobs` at once where the
+     * source allows. Errors in take are the caller's to keep or ignore. */
+    int (*read_as_named)(struct rs_pkgtree *t, const rs_pkg_wanted *w, unsigned jobs, rs_error *err);
+    /* A file read_as_named handed over is its own resolution: no symlink
+     * lies on its path. Not so in a .deb, whose data.tar may hold both a
+     * file and a symlink at a directory above it. */
+    bool named_is_resolved;
     /* Hands over every wanted (resolved) name, up to `jobs` at once where
      * the source allows: take must then be safe to call from threads. */
     int (*read_resolved)(struct rs_pkgtree *t, const rs_pkg_wanted *w, unsigned jobs, rs_error *err);

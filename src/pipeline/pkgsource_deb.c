@@ -162,12 +162,13 @@ static int take(void *ctx, const char *name, int fd, uint64_t size, rs_error *er
 
 /* The first walk lists the package's entries too: a compressed data.tar
  * is better decoded once. */
-static int deb_read_as_named(rs_pkgtree *t, const rs_pkg_wanted *w, rs_error *err)
+static int deb_read_as_named(rs_pkgtree *t, const rs_pkg_wanted *w, unsigned jobs, rs_error *err)
 {
     deb_state *s = ensure_state(t, err);
     deb_read r = { t, w, 0 };
     int rc;
 
+    (void)jobs;   /* one decoder */
     if (!s)
         return -1;
     if (s->indexed)

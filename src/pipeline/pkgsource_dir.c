@@ -90,25 +90,37 @@ static int dir_reopen(const rs_pkgtree *t, const char *name, int *fd, rs_error *
 typedef struct dir_read {
     rs_pkgtree *t;
     const rs_pkg_wanted *w;
+    bool skip_unopened;   /* a name that does not open is passed over */
 } dir_read;
 
 static int read_one(void *ctx, size_t i, rs_error *err)
 {
     dir_read *r = ctx;
     _cleanup_free_ char *label = NULL;
+    rs_error not_opened;
     int fd;
 
     if (!(label = rs_path_join(r->t->origin, r->w->names[i])))
         return rs_fail(err, "out of memory");
-    if (dir_reopen(r->t, r->w->names[i], &fd, err) < 0)
-        return rs_error_prefix(err, "package %s", r->t->name);
+    if (dir_reopen(r->t, r->w->names[i], &fd, r->skip_unopened ? &not_opened : err) < 0)
+        return r->skip_unopened ? 0 : rs_error_prefix(err, "package %s", r->t->name);
     return r->w->take(r->w->ctx, r->w->names[i], label, fd, err) < 0 ? -1 : 0;
+}
+
+/* Every name that opens with no symlink on its way, before any is
+ * resolved: that open is the resolution, so a tree without symlinks is
+ * read in parallel from the start. The rest are resolved and read after. */
+static int dir_read_as_named(rs_pkgtree *t, const rs_pkg_wanted *w, unsigned jobs, rs_error *err)
+{
+    dir_read r = { t, w, true };
+
+    return rs_batch_run(w->n, jobs, read_one, &r, err);
 }
 
 /* Files of a directory open independently: one per job at once. */
 static int dir_read_resolved(rs_pkgtree *t, const rs_pkg_wanted *w, unsigned jobs, rs_error *err)
 {
-    dir_read r = { t, w };
+    dir_read r = { t, w, false };
 
     return rs_batch_run(w->n, jobs, read_one, &r, err);
 }
@@ -118,6 +130,8 @@ const rs_pkgsource_ops rs_pkgsource_dir = {
     .claims = dir_claims,
     .open = dir_open,
     .lookup = dir_lookup,
+    .read_as_named = dir_read_as_named,
+    .named_is_resolved = true,
     .read_resolved = dir_read_resolved,
     .reopen = dir_reopen,
     .close = dir_close,

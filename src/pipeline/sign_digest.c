@@ -117,35 +117,45 @@ static int take_as_named(void *ctx, const char *name, const char *label, int fd,
     return interrupted(err);
 }
 
+typedef struct as_named_pass {
+    rs_sign_job *j;
+    unsigned jobs_each;   /* for a package that can read files side by side */
+} as_named_pass;
+
 static int digest_tree_as_named(void *ctx, size_t t, rs_error *err)
 {
-    rs_sign_job *j = ctx;
-    rs_pkgtree *tree = &j->inputs.trees[t];
+    as_named_pass *a = ctx;
+    rs_pkgtree *tree = &a->j->inputs.trees[t];
     tree_pass p;
     int rc;
 
     if (!tree->ops->read_as_named)
         return 0;
-    if ((rc = tree_pass_init(&p, j, tree, listed_path, err)) == 0 && p.n_names) {
+    if ((rc = tree_pass_init(&p, a->j, tree, listed_path, err)) == 0 && p.n_names) {
         rs_pkg_wanted w = { p.names, p.n_names, take_as_named, &p };
 
-        rc = tree->ops->read_as_named(tree, &w, err);
+        rc = tree->ops->read_as_named(tree, &w, a->jobs_each, err);
     }
     tree_pass_free(&p);
     return rc;
 }
 
-/* The packages are decompressed side by side (a kernel template's three
- * are each decoded only up to their image), one per core at most: each
- * decoder holds its dictionary, so more would cost memory, not time. */
+/* The packages are read side by side (a kernel template's three are each
+ * decoded only up to their image), one per core at most: each decoder
+ * holds its dictionary, so more would cost memory, not time. The cores
+ * left over go to the packages that can use them (an unpacked root opens
+ * its files in parallel). */
 int rs_sign_digest_as_named(rs_sign_job *j, rs_error *err)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned jobs = cores > 0 ? (unsigned)cores : 1;
+    as_named_pass a = { j, 1 };
 
     if (j->o->jobs && j->o->jobs < jobs)
         jobs = j->o->jobs;
-    return rs_batch_run(j->inputs.count, jobs, digest_tree_as_named, j, err);
+    if (j->inputs.count && j->inputs.count < jobs)
+        a.jobs_each = jobs / (unsigned)j->inputs.count;
+    return rs_batch_run(j->inputs.count, jobs, digest_tree_as_named, &a, err);
 }
 
 /* ---- after resolving: every file not yet digested ---- */

@@ -48,8 +48,8 @@ typedef struct rs_sign_job {
 } rs_sign_job;
 
 /* sign_plan.c: refusals that need no file contents, then one item per
- * listed file, its package chosen; then every path resolved and the
- * items put in tarball order. */
+ * listed file, its package chosen, the items put in tarball order; later,
+ * every path not yet read as named resolved. */
 int rs_sign_check_trusted_certs(rs_sign_job *j, rs_error *err);
 int rs_sign_plan_items(rs_sign_job *j, rs_error *err);
 int rs_sign_plan_resolve(rs_sign_job *j, rs_error *err);

@@ -1,6 +1,6 @@
 /* The sign_template planner: refusals that need no file contents, one
- * item per listed file with its package chosen, every path resolved
- * inside its package, and the items in signatures.tar.gz order. */
+ * item per listed file with its package chosen, the items in
+ * signatures.tar.gz order; then every path resolved inside its package. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,34 +93,6 @@ static int add_package_items(rs_sign_job *j, const rs_sign_package *pkg, rs_erro
     return 0;
 }
 
-int rs_sign_plan_items(rs_sign_job *j, rs_error *err)
-{
-    size_t total = 0;
-
-    for (size_t p = 0; p < j->tpl.files.n_packages; p++)
-        total += j->tpl.files.packages[p].n_files;
-    if (total == 0)
-        return rs_fail(err, "the template lists no files to sign");
-    if (!(j->items = calloc(total, sizeof(*j->items))))
-        return rs_fail(err, "out of memory");
-    for (size_t p = 0; p < j->tpl.files.n_packages; p++)
-        if (add_package_items(j, &j->tpl.files.packages[p], err) < 0)
-            return -1;
-    rs_progress_total(j->o->progress, j->n_items);
-    return 0;
-}
-
-static int resolve_items(rs_sign_job *j, rs_error *err)
-{
-    for (size_t i = 0; i < j->n_items; i++) {
-        rs_sign_item *it = &j->items[i];
-
-        if (rs_pkgtree_resolve(it->tree, it->file->path, &it->resolved, err) < 0)
-            return rs_error_prefix(err, "package %s (%s)", it->pkg->name, it->tree->origin);
-    }
-    return 0;
-}
-
 static int cmp_sig_name(const void *a, const void *b)
 {
     return rs_tarball_path_cmp((*(rs_sign_item *const *)a)->sig_name, (*(rs_sign_item *const *)b)->sig_name);
@@ -150,10 +122,41 @@ static int order_items(rs_sign_job *j, rs_error *err)
     return 0;
 }
 
+int rs_sign_plan_items(rs_sign_job *j, rs_error *err)
+{
+    size_t total = 0;
+
+    for (size_t p = 0; p < j->tpl.files.n_packages; p++)
+        total += j->tpl.files.packages[p].n_files;
+    if (total == 0)
+        return rs_fail(err, "the template lists no files to sign");
+    if (!(j->items = calloc(total, sizeof(*j->items))))
+        return rs_fail(err, "out of memory");
+    for (size_t p = 0; p < j->tpl.files.n_packages; p++)
+        if (add_package_items(j, &j->tpl.files.packages[p], err) < 0)
+            return -1;
+    rs_progress_total(j->o->progress, j->n_items);
+    return order_items(j, err);
+}
+
+/* An item read as named from a source where that needs no resolving
+ * (pkgsource.h) is resolved already: to its own path. */
 int rs_sign_plan_resolve(rs_sign_job *j, rs_error *err)
 {
-    return resolve_items(j, err) < 0 ? -1 : order_items(j, err);
+    for (size_t i = 0; i < j->n_items; i++) {
+        rs_sign_item *it = &j->items[i];
+
+        if (it->format && it->tree->ops->named_is_resolved) {
+            if (!(it->resolved = strdup(it->file->path)))
+                return rs_fail(err, "out of memory");
+            continue;
+        }
+        if (rs_pkgtree_resolve(it->tree, it->file->path, &it->resolved, err) < 0)
+            return rs_error_prefix(err, "package %s (%s)", it->pkg->name, it->tree->origin);
+    }
+    return 0;
 }
+
 
 void rs_sign_plan_free(rs_sign_job *j)
 {

@@ -82,25 +82,28 @@ static int prepare(rs_sign_job *j, rs_error *err)
     return rs_sign_copy_source_template(j, err);
 }
 
-/* The packages opened, each listed file found in one, digested early
- * where that is nearly free, and resolved. */
+/* The packages opened and each listed file's package chosen. */
 static int plan(rs_sign_job *j, rs_error *err)
 {
-    if (rs_pkgset_scan(j->o->packages_dir, &j->inputs, err) < 0 || rs_sign_plan_items(j, err) < 0 ||
-        rs_sign_digest_as_named(j, err) < 0)
+    if (rs_pkgset_scan(j->o->packages_dir, &j->inputs, err) < 0)
         return -1;
-    return rs_sign_plan_resolve(j, err);
+    return rs_sign_plan_items(j, err);
 }
 
-/* signatures.tar.gz's writer starts before phase A, so loading
- * libarchive happens meanwhile; it writes the manifest's entries too, as
- * the files are signed. */
+/* signatures.tar.gz's writer starts before any package is read, so
+ * loading libarchive happens meanwhile; it writes the manifest's entries
+ * too, as the files are signed. Phase A reads every file as named where
+ * that is nearly free, resolves the paths, and reads the rest. */
 static int check_and_sign(rs_sign_job *j, rs_error *err)
 {
     int rc = rs_sign_manifest_open(j, err);
 
     if (rc == 0)
         rc = rs_sign_start_tarball(j, err);
+    if (rc == 0)
+        rc = rs_sign_digest_as_named(j, err);
+    if (rc == 0)
+        rc = rs_sign_plan_resolve(j, err);
     if (rc == 0)
         rc = rs_sign_digest_all(j, err);
     if (rc == 0)

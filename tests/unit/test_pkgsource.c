@@ -1,7 +1,7 @@
 /* The package sources (src/pipeline/pkgsource_dir.c, pkgsource_deb.c):
  * the same package, unpacked and as a .deb built by dpkg-deb, is found by
  * the scan, resolves the same paths and hands over the same bytes under
- * the same names; only the .deb reads files before resolving, and only
+ * the same names; both read files as named before resolving, and only
  * the directory can be opened again. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -124,14 +124,17 @@ static void same_package_both_ways(void)
     }
     CHECK(!strcmp(deb->version, "1.0") && !strcmp(deb->source, "demo-src"));
 
-    /* Before resolving: the .deb hands over what is a regular file as named. */
-    {
-        static const char *const as_named[] = { "usr/lib/link.efi", "usr/lib/real.efi" };
+    /* Before resolving: both hand over what is a regular file as named,
+     * and pass over the symlink (and a name that is not there); only the
+     * directory's open proves that no symlink lies on the way. */
+    for (int k = 0; k < 2; k++) {
+        static const char *const as_named[] = { "usr/lib/link.efi", "usr/lib/missing.efi", "usr/lib/real.efi" };
+        rs_pkgtree *t = k ? dir : deb;
         got g = { 0 };
-        rs_pkg_wanted w = { as_named, 2, take, &g };
+        rs_pkg_wanted w = { as_named, 3, take, &g };
 
-        CHECK(!dir->ops->read_as_named);
-        CHECK(deb->ops->read_as_named(deb, &w, &err) == 0 && g.calls == 1 && !strcmp(g.bytes[1], "real bytes"));
+        CHECK(t->ops->read_as_named(t, &w, 2, &err) == 0 && g.calls == 1 && !strcmp(g.bytes[1], "real bytes"));
+        CHECK(t->ops->named_is_resolved == (t == dir));
     }
     check_tree(dir, "/");
     check_tree(deb, ":");
