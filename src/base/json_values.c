@@ -44,3 +44,29 @@ void rs_json_set(json_t *obj, const char *key, json_t *value)
     if (value)
         json_object_set_new(obj, key, value);
 }
+
+void rs_json_write_string(FILE *f, const char *s)
+{
+    static const char hexdigits[] = "0123456789ABCDEF", short_escapes[] = "\b\f\n\r\t";
+    const char *short_form;
+
+    putc('"', f);
+    for (const char *run = s;; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        fwrite(run, 1, (size_t)(s - run), f);
+        if (!c)
+            break;
+        run = s + 1;
+        putc('\\', f);
+        if (c == '"' || c == '\\')
+            putc(c, f);
+        else if ((short_form = strchr(short_escapes, c)))
+            putc("bfnrt"[short_form - short_escapes], f);
+        else
+            fprintf(f, "u00%c%c", hexdigits[c >> 4], hexdigits[c & 15]);
+    }
+    putc('"', f);
+}

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -20,5 +21,10 @@ json_t *rs_json_digest_hex(const char *alg, const char *hex);
 json_t *rs_json_time(time_t t);
 /* Sets obj[key] to value, or leaves key out when value is NULL. */
 void rs_json_set(json_t *obj, const char *key, json_t *value);
+/* s (UTF-8) as a JSON string, byte for byte as json_dumps() writes it
+ * with neither JSON_ENSURE_ASCII nor JSON_ESCAPE_SLASH: for a document
+ * written entry by entry, where building each entry as a json_t would
+ * cost more than the rest of its writing. */
+void rs_json_write_string(FILE *f, const char *s);
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/json_values.h"
 #include "crypto/ossl.h"
 #include "ops/offline.h"
 #include "pipeline/sign_job.h"
@@ -44,35 +45,33 @@ static void manifest_signers_init(manifest_signers *m, const rs_sign_job *j)
             m->fpr[t][0] = '\0';
 }
 
-/* text, with indent after each of its newlines: a run of bytes at a time. */
-static void write_indented(FILE *f, const char *text, const char *indent)
-{
-    for (const char *nl; (nl = strchr(text, '\n')); text = nl + 1) {
-        fwrite(text, 1, (size_t)(nl - text + 1), f);
-        fputs(indent, f);
-    }
-    fputs(text, f);
-}
-
-/* One file's entry, as JSON_INDENT(2) puts it inside "files": [...]. */
+/* One file's entry, as json_dumps(JSON_INDENT(2)) puts it inside
+ * "files": [...], written straight out: a json_t per entry cost more
+ * than all the rest of the manifest's writing. */
 static int write_manifest_entry(FILE *f, const rs_sign_job *j, const manifest_signers *m, const rs_sign_item *it,
                                 rs_error *err)
 {
     char digest[RS_DIGEST_STR], tbs[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1];
-    _cleanup_free_ char *text = NULL;
-    json_auto_t *o = NULL;
+    const char *members[][2] = {
+        { "package", it->pkg->name },
+        { "path", it->file->path },
+        { "sig_type", rs_sig_type_name(it->file->type) },
+        { "signed_digest", digest },
+        { "tbs_digest", tbs },
+        { "signer_fingerprint", m->fpr[it->file->type] },
+        { "signature_sha256", sig },
+    };
 
     if (key_signed_digest(j, it, tbs, err) < 0)
         return -1;
     rs_digest_format(&it->digest, digest, sizeof(digest));
     rs_hex(it->sig_sha256, sizeof(it->sig_sha256), sig);
-    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "package", it->pkg->name, "path", it->file->path,
-                  "sig_type", rs_sig_type_name(it->file->type), "signed_digest", digest, "tbs_digest", tbs,
-                  "signer_fingerprint", m->fpr[it->file->type], "signature_sha256", sig);
-    if (!o || !(text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER)))
-        return rs_fail(err, "out of memory");
-    fputs("    ", f);
-    write_indented(f, text, "    ");
+    fputs("    {", f);
+    for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+        fprintf(f, "%s\n      \"%s\": ", i ? "," : "", members[i][0]);
+        rs_json_write_string(f, members[i][1]);
+    }
+    fputs("\n    }", f);
     return 0;
 }
 

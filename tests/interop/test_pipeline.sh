@@ -69,6 +69,20 @@ a=json.load(open('$WORK/out/manifest.json'))['files']; b=json.load(open('$WORK/o
 assert [f['path'] for f in b]==['usr/lib/shim/mmx64.efi','usr/lib/shim/fbx64.efi'], b
 assert b==list(reversed(a))"
 check "... and the same signatures.tar.gz" same_bytes "$WORK/out-reversed/signatures.tar.gz" "$WORK/out/signatures.tar.gz"
+# The manifest is written entry by entry: a path that JSON must escape
+# still reads back as itself.
+odd='usr/lib/shim/a "quoted" ünïcode name.efi'
+cp "$unsigned_root/usr/lib/shim/fbx64.efi" "$WORK/roots/shim-unsigned/$(printf "$odd")"
+python3 -c "
+import json
+json.dump({'packages': {'shim-unsigned': {'files': [{'sig_type': 'efi', 'file': '$odd'}]}}}, open('$WORK/odd.json', 'w'))"
+check "a path with a quote, non-ASCII and DEL" \
+    sign_template "$WORK/odd.json" --packages "$WORK/roots" --output "$WORK/out-odd"
+check "... is the manifest's path, read back by Python's json" python3 -c "
+import json
+m=json.load(open('$WORK/out-odd/manifest.json'))
+assert [f['path'] for f in m['files']]==['$odd'], m"
+rm "$WORK/roots/shim-unsigned/$(printf "$odd")"
 # An unpacked template's source-template is copied without following
 # links. A relative symlink to a name inside it is carried into the
 # source package; one that is absolute, escapes or dangles is refused,

@@ -14,6 +14,42 @@ static int is_string(json_t *j, const char *want)
     return ok;
 }
 
+/* rs_json_write_string against jansson's own json_dumps, byte for byte. */
+static bool writes_as_jansson(const char *s)
+{
+    json_t *j = json_string(s);
+    char *want = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL, *got = NULL;
+    size_t got_len = 0;
+    FILE *f = open_memstream(&got, &got_len);
+    bool ok;
+
+    rs_json_write_string(f, s);
+    fclose(f);
+    ok = want && got && !strcmp(want, got);
+    if (!ok)
+        fprintf(stderr, "  jansson: %s\n  ours:    %s\n", want ? want : "(none)", got ? got : "(none)");
+    free(want);
+    free(got);
+    json_decref(j);
+    return ok;
+}
+
+static void write_string_matches_jansson(void)
+{
+    static const char *const cases[] = {
+        "", "plain/path.ko", "a\"b", "back\\slash", "tab\there", "nl\n", "\b\f\r", "\x01\x1f", "\x7f",
+        "\xc3\xbc nicode \xe2\x82\xac \xf0\x9f\x94\x91", "/slash/", "\"\"", "end\\",
+    };
+    char every_byte[128];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        CHECK(writes_as_jansson(cases[i]));
+    for (int c = 1; c < 128; c++)
+        every_byte[c - 1] = (char)c;
+    every_byte[127] = '\0';
+    CHECK(writes_as_jansson(every_byte));
+}
+
 int main(void)
 {
     static const uint8_t bytes[] = { 0x00, 0x9f, 0xab, 0xff };
@@ -47,5 +83,7 @@ int main(void)
     rs_json_set(o, "unknown", NULL);
     CHECK(json_object_size(o) == 1 && json_object_get(o, "known") && !json_object_get(o, "unknown"));
     json_decref(o);
+
+    write_string_matches_jansson();
     return harness_finish("test_json_values");
 }
