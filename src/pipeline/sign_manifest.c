@@ -101,7 +101,7 @@ DEFINE_POINTER_CLEANUP(manifest_freep, rs_sign_manifest, rs_sign_manifest_free)
  * "{}" with neither member: "files" follows. */
 static int write_head(const rs_sign_job *j, FILE *f, rs_error *err)
 {
-    json_auto_t *top = json_pack("{s:s?, s:s?}", "template", j->tpl.package, "template_version", j->tpl.version);
+    json_auto_t *top = json_pack("{s:s*, s:s*}", "template", j->tpl.package, "template_version", j->tpl.version);
     _cleanup_free_ char *head = top ? json_dumps(top, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     bool members;
 

@@ -33,6 +33,7 @@ import json,sys
 m=json.load(open('$WORK/out/manifest.json'))
 assert [f['path'] for f in m['files']]==['usr/lib/shim/fbx64.efi','usr/lib/shim/mmx64.efi']
 assert m['files'][0]['signed_digest']=='sha256:'+'$("$REPROSIGN" digest "$unsigned_root/usr/lib/shim/fbx64.efi")'
+assert m['template']=='shim-helpers-amd64-signed-template' and m['template_version']=='$(dpkg-deb -f "$template_deb" Version)', m
 "
 check "signatures.tar.gz holds the tree, root-owned, at SOURCE_DATE_EPOCH" bash -c "
     tar tvzf '$WORK/out/signatures.tar.gz' | grep -q 'root/root .* 2023-11-14 22:13 shim-unsigned/usr/lib/shim/fbx64.efi.sig' &&
@@ -81,7 +82,8 @@ check "a path with a quote, non-ASCII and DEL" \
 check "... is the manifest's path, read back by Python's json" python3 -c "
 import json
 m=json.load(open('$WORK/out-odd/manifest.json'))
-assert [f['path'] for f in m['files']]==['$odd'], m"
+assert [f['path'] for f in m['files']]==['$odd'], m
+assert list(m)==['files'], 'a files.json alone names no template, and no member is null'"
 rm "$WORK/roots/shim-unsigned/$(printf "$odd")"
 # An unpacked template's source-template is copied without following
 # links. A relative symlink to a name inside it is carried into the
