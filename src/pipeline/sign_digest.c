@@ -50,9 +50,13 @@ static int cmp_items(const void *a, const void *b, void *key)
 static int tree_pass_init(tree_pass *p, rs_sign_job *j, const rs_pkgtree *tree,
                           const char *(*key)(const rs_sign_item *it), rs_error *err)
 {
+    size_t wanted = 0;
+
     *p = (tree_pass){ .j = j, .tree = tree, .key = key };
-    if (!(p->items = calloc(j->n_items ? j->n_items : 1, sizeof(*p->items))) ||
-        !(p->names = calloc(j->n_items ? j->n_items : 1, sizeof(*p->names))))
+    for (size_t i = 0; i < j->n_items; i++)
+        wanted += j->items[i].tree == tree && !j->items[i].format;
+    if (!(p->items = calloc(wanted ? wanted : 1, sizeof(*p->items))) ||
+        !(p->names = calloc(wanted ? wanted : 1, sizeof(*p->names))))
         return rs_fail(err, "out of memory");
     for (size_t i = 0; i < j->n_items; i++)
         if (j->items[i].tree == tree && !j->items[i].format)
