@@ -1,6 +1,5 @@
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/signer_args.h"
@@ -114,9 +113,9 @@ static bool parse_jobs(const char *s, unsigned *out)
  * service busy, though not so many that they crowd out other clients. */
 static unsigned via_jobs(void)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned cores = rs_default_jobs();
 
-    return cores < 1 ? 4 : cores >= 16 ? 64 : 4 * (unsigned)cores;
+    return cores >= 16 ? 64 : 4 * cores;
 }
 
 static int run(int argc, char **argv)

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/cleanup.h"
 #include "pipeline/embedded_trust_check.h"
@@ -151,8 +150,7 @@ static int digest_tree_as_named(void *ctx, size_t t, rs_error *err)
  * its files in parallel). */
 int rs_sign_digest_as_named(rs_sign_job *j, rs_error *err)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned jobs = cores > 0 ? (unsigned)cores : 1;
+    unsigned jobs = rs_default_jobs();
     as_named_pass a = { j, 1 };
 
     if (j->o->jobs && j->o->jobs < jobs)
