@@ -8,6 +8,11 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "base/strpool.h"
+
+/* files.json: linux-image-6.12's is 679 bytes, a module-heavy one with
+ * every module of a flavour listed ~250 KB; 16 MiB is 60 times that. */
+#define RS_MAX_FILES_JSON (16 * 1024 * 1024)
 
 typedef enum { SIG_EFI, SIG_LINUX_MODULE } rs_sig_type;
 #define RS_SIG_TYPES 2   /* arrays indexed by rs_sig_type */
@@ -28,9 +33,16 @@ typedef struct rs_sign_package {
 typedef struct rs_files_json {
     rs_sign_package *packages;
     size_t n_packages;
+    rs_strpool paths;         /* holds every file's path */
 } rs_files_json;
 
-/* Parses and validates; errors name the offending entry. */
+/* Reads files.json as a stream from fd, up to its end, validating as it
+ * goes, so a long list is held as its entries and never as its text or
+ * its tree; errors name the offending entry. */
+int rs_files_json_read(int fd, rs_files_json *out, rs_error *err);
+/* The same from memory, handed to the reader `chunk` bytes at a time (0:
+ * all at once), so tests and fuzzing reach every place a read may end. */
+int rs_files_json_parse_chunked(const char *text, size_t len, size_t chunk, rs_files_json *out, rs_error *err);
 int rs_files_json_parse(const char *text, size_t len, rs_files_json *out, rs_error *err);
 void rs_files_json_free(rs_files_json *fj);
 

@@ -1,6 +1,7 @@
 #include "pipeline/template.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,6 @@
 #include "pipeline/deb.h"
 
 /* Limits sized from bookworm's five signing templates (2025): */
-/* files.json: linux-image-6.12's is 679 bytes, a module-heavy one with
- * every module of a flavour listed ~250 KB; 16 MiB is 60 times that. */
-#define MAX_FILES_JSON (16 * 1024 * 1024)
 /* The first entry of debian/changelog, all that is parsed (the rest is
  * never read): linux's longest entries are ~200 KB; 8 MiB is 40 times. */
 #define MAX_CHANGELOG_ENTRY (8 * 1024 * 1024)
@@ -37,17 +35,21 @@ void rs_template_free(rs_template *t)
     memset(t, 0, sizeof(*t));
 }
 
-static int parse_files_json(rs_template *t, const rs_bytes *buf, const char *where, rs_error *err)
+/* files.json read as a stream from fd, after its size is checked. */
+static int read_files_json(rs_template *t, int fd, uint64_t size, rs_error *err)
 {
-    if (rs_files_json_parse((const char *)buf->data, buf->len, &t->files, err) < 0)
-        return rs_error_prefix(err, "%s", where);
-    return 0;
+    if (size > RS_MAX_FILES_JSON)
+        return rs_fail(err, "%llu bytes, over the limit of %d for files.json", (unsigned long long)size,
+                       RS_MAX_FILES_JSON);
+    if (lseek(fd, 0, SEEK_SET) < 0)
+        return rs_fail(err, "%s", strerror(errno));
+    return rs_files_json_read(fd, &t->files, err);
 }
 
-/* A .deb template: files.json streamed from the package into memory. */
+/* A .deb template: files.json streamed from the package. */
 typedef struct deb_json {
     const char *want;
-    rs_bytes json;
+    rs_template *t;
     bool found;
 } deb_json;
 
@@ -59,35 +61,20 @@ static bool want_json(void *ctx, const char *name)
 static int take_json(void *ctx, const char *name, int fd, uint64_t size, rs_error *err)
 {
     deb_json *d = ctx;
-    rs_input in;
-    int rc;
+    int rc = read_files_json(d->t, fd, size, err);
 
-    if (rs_input_from_fd(&in, fd, name, err) < 0)
-        return -1;
-    if (size > MAX_FILES_JSON) {
-        rs_input_close(&in);
-        return rs_fail(err, "%s: too large", name);
-    }
-    rc = rs_bytes_set(&d->json, "", 0, err);
-    if (rc == 0 && size) {
-        uint8_t *buf = malloc(size);
-
-        rc = buf ? rs_input_read(&in, 0, buf, size, err) : rs_fail(err, "out of memory");
-        if (rc == 0)
-            rs_bytes_adopt(&d->json, buf, size);
-        else
-            free(buf);
-    }
-    rs_input_close(&in);
-    d->found = rc == 0;
-    return rc == 0 ? RS_DEB_STOP : rc;   /* nothing after it is needed */
+    close(fd);
+    if (rc < 0)
+        return rs_error_prefix(err, "%s", name);
+    d->found = true;
+    return RS_DEB_STOP;   /* nothing after it is needed */
 }
 
 /* usr/share/code-signing/PACKAGE/files.json, streamed from the package. */
 static int read_deb_files_json(rs_template *t, const char *path, rs_error *err)
 {
     _cleanup_free_ char *json_path = NULL;
-    deb_json d = { 0 };
+    deb_json d = { .t = t };
     int rc;
 
     if (asprintf(&json_path, "usr/share/code-signing/%s/files.json", t->package) < 0)
@@ -96,9 +83,6 @@ static int read_deb_files_json(rs_template *t, const char *path, rs_error *err)
     rc = rs_deb_stream(path, want_json, take_json, &d, err);
     if (rc == 0 && !d.found)
         rc = rs_fail(err, "no %s in the package", json_path);
-    if (rc == 0)
-        rc = parse_files_json(t, &d.json, json_path, err);
-    rs_bytes_free(&d.json);
     return rc < 0 ? rs_error_prefix(err, "%s", path) : 0;
 }
 
@@ -143,11 +127,16 @@ static int load_deb(rs_template *t, const char *path, const char *workdir, rs_er
 
 static int load_json_file(rs_template *t, const char *path, rs_error *err)
 {
-    _cleanup_bytes_ rs_bytes buf = { 0 };
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
 
-    if (rs_read_file(path, MAX_FILES_JSON, &buf, err) < 0)
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return rs_fail(err, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return rs_fail(err, "%s: not a regular file", path);
+    if (read_files_json(t, fd, (uint64_t)st.st_size, err) < 0)
         return rs_error_prefix(err, "%s", path);
-    return parse_files_json(t, &buf, path, err);
+    return 0;
 }
 
 /* An unpacked template: either the code-signing directory itself (with

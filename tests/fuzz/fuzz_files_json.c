@@ -2,13 +2,18 @@
  * so a hostile uploader writes it. Whatever the parser accepts must hold
  * only valid package names, lower-case SHA-256 fingerprints and paths
  * that stay inside the package root, checked here independently of the
- * parser's own validators. The validators also get the raw input. */
+ * parser's own validators. It is read as a stream: what it accepts must
+ * be valid JSON to jansson and the model of jansson's whole tree, and the
+ * reads may end anywhere (the first byte picks their length) without
+ * changing the result or the message. The validators also get the raw
+ * input. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cleanup.h"
+#include "../unit/files_json_reference.h"
 #include "fuzz_keys.h"
 #include "pipeline/files_json.h"
 
@@ -64,20 +69,40 @@ static void check_parsed(const rs_files_json *fj)
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* The same input in reads of `chunk` bytes: the same answer. */
+static void check_chunked(const char *json, size_t len, size_t chunk, int rc, const rs_error *err)
+{
+    rs_files_json fj;
+    rs_error again = { 0 };
+
+    if (rs_files_json_parse_chunked(json, len, chunk, &fj, &again) != rc)
+        fuzz_bug("short reads changed whether it was accepted", again.msg);
+    if (rc == 0)
+        rs_files_json_free(&fj);
+    else if (strcmp(err->msg, again.msg))
+        fuzz_bug("short reads changed the message", again.msg);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     _cleanup_free_ char *text = strndup((const char *)data, size);
+    const char *json = (const char *)data + (size ? 1 : 0);
+    size_t len = size ? size - 1 : 0, chunk = size ? data[0] % 17 + 1 : 1;
     rs_files_json fj;
     rs_error err = { 0 };
+    int rc;
 
     if (!text)
         return 0;
-    if (rs_files_json_parse((const char *)data, size, &fj, &err) == 0) {
+    if ((rc = rs_files_json_parse(json, len, &fj, &err)) == 0) {
         check_parsed(&fj);
+        if (!reference_equal(json, len, &fj))
+            fuzz_bug("accepted what is not jansson's model of it, or not JSON", NULL);
         rs_files_json_free(&fj);
     } else if (!err.msg[0]) {
         fuzz_bug("refused without a message", NULL);
     }
+    check_chunked(json, len, chunk, rc, &err);
     /* Up to the first NUL, the input as a name and as a path. */
     (void)rs_valid_package_name(text);
     if (rs_valid_relative_path(text) && !path_stays_inside(text))

@@ -133,6 +133,14 @@ if command -v dpkg-deb >/dev/null; then
     ln "$share/files.json" "$share/source-template/hardlink.json"
     SOURCE_DATE_EPOCH=1700000000 dpkg-deb --root-owner-group -Zxz -b "$tiny" "$deb/tiny-links.deb" >/dev/null
 fi
+# fuzz_files_json reads its first byte as the length of its reads: each
+# files.json seed gets one in front (the tiny template above has its own
+# copy), a different one each.
+n=0
+for f in "$json"/*; do
+    { printf "\\$(printf '%03o' $((n % 17)))"; cat "$f"; } >"$f.chunked" && mv "$f.chunked" "$f"
+    n=$((n + 1))
+done
 # Hand-made: the compressions dpkg-deb still reads but no longer writes,
 # one dpkg does not know (lzop, which libarchive would run as a program),
 # and entries that try to leave the extraction directory.
