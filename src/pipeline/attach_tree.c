@@ -10,22 +10,35 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
-#include "base/walk.h"
 #include "base/file.h"
+#include "base/strpool.h"
+#include "base/walk.h"
+#include "crypto/ossl.h"
 #include "formats/format.h"
 #include "pipeline/batch.h"
 
 #define MAX_SIG (1024 * 1024)
 
+/* A file as it was checked, to write the same one: ctime cannot be set
+ * back, so a file written since its check differs from it here even when
+ * its size and mtime were restored. */
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime, ctime;
+} file_id;
+
+/* Kept for every file from its check to its rename, so it holds no
+ * signature: each is read again to be written, and must hash the same. */
 typedef struct entry {
-    char *rel;            /* <path>, relative to root */
+    char *rel;            /* <path>, relative to root; in the job's pool */
     char *write_path;     /* in place: the file itself, through any symlinks */
-    rs_bytes sig;
+    unsigned char sig_sha256[32];
     char *problem;        /* why it does not fit, or NULL */
     bool carried;         /* the file already carries this very signature */
     rs_output out;        /* sealed temporary, renamed at the end */
-    uint64_t size;
-    struct stat checked;  /* the file as it was checked, to write the same one */
+    file_id checked;
 } entry;
 
 typedef struct tree_job {
@@ -35,6 +48,7 @@ typedef struct tree_job {
     volatile bool needs_cert;   /* a signature carries no certificate, and none was given */
     entry *entries;
     size_t count, cap;
+    rs_strpool names;
 } tree_job;
 
 static int add_entry(tree_job *t, const char *rel, rs_error *err)
@@ -50,9 +64,9 @@ static int add_entry(tree_job *t, const char *rel, rs_error *err)
     }
     memset(&t->entries[t->count], 0, sizeof(entry));
     t->entries[t->count].out.fd = -1;
-    t->entries[t->count].rel = strndup(rel, strlen(rel) - 4);   /* drop ".sig" */
-    if (!t->entries[t->count].rel)
+    if (!(t->entries[t->count].rel = rs_strpool_dup(&t->names, rel)))
         return rs_fail(err, "out of memory");
+    t->entries[t->count].rel[strlen(rel) - 4] = '\0';   /* drop ".sig" */
     t->count++;
     return 0;
 }
@@ -128,13 +142,16 @@ static bool writes_in_place(const tree_job *t)
            root.st_ino == out.st_ino;
 }
 
-/* ctime cannot be set back, so a file written since its check differs
- * from it here even when its size and mtime were restored. */
-static bool same_file(const struct stat *a, const struct stat *b)
+static file_id file_id_of(const struct stat *st)
 {
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+    return (file_id){ st->st_dev, st->st_ino, st->st_size, st->st_mtim, st->st_ctim };
+}
+
+static bool same_file(const file_id *a, const file_id *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
+           a->mtime.tv_nsec == b->mtime.tv_nsec && a->ctime.tv_sec == b->ctime.tv_sec &&
+           a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
 /* Whether the image already carries these exact bytes among its
@@ -159,24 +176,28 @@ static int check_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
     entry *e = &t->entries[i];
-    _cleanup_free_ char *sig_path = NULL, *path = target_path(t, e);
+    _cleanup_free_ char *sig_path = joined_path(t->o->signatures, e, ".sig"), *path = target_path(t, e);
     _cleanup_image_ rs_image img = { .in.fd = -1 };
+    _cleanup_bytes_ rs_bytes sig = { 0 };
+    struct stat st;
     rs_error why;
     size_t max;
     uint64_t before;
 
-    if (!path || asprintf(&sig_path, "%s/%s.sig", t->o->signatures, e->rel) < 0)
+    if (!path || !sig_path)
         return rs_fail(err, "out of memory");
-    if (rs_read_file(sig_path, MAX_SIG, &e->sig, &why) < 0) {
+    if (rs_read_file(sig_path, MAX_SIG, &sig, &why) < 0) {
         rs_error_prefix(&why, "%s", sig_path);
         return note_problem(e, sig_path, &why);
     }
+    rs_sha256(sig.data, sig.len, e->sig_sha256);
     if (open_target(t, e, path, &img, &why) < 0)
         return note_problem(e, path, &why);
-    if (fstat(img.in.fd, &e->checked) < 0) {
+    if (fstat(img.in.fd, &st) < 0) {
         rs_fail(&why, "%s", strerror(errno));
         return note_problem(e, path, &why);
     }
+    e->checked = file_id_of(&st);
     if (t->in_place && rs_replace_path(path, img.in.fd, &e->write_path, &why) < 0)
         return note_problem(e, path, &why);
     /* Said once for the whole tree, not once per module. */
@@ -185,7 +206,7 @@ static int check_one(void *ctx, size_t i, rs_error *err)
         return rs_fail(err, "%s signatures carry no certificate: --cert is needed to check them",
                        img.format->name);
     }
-    if (carries(&img, &e->sig, &e->carried, &why) < 0)
+    if (carries(&img, &sig, &e->carried, &why) < 0)
         return note_problem(e, path, &why);
     max = img.format->max_signatures;
     if (!e->carried && max && img.format->count(&img) >= max) {
@@ -193,10 +214,25 @@ static int check_one(void *ctx, size_t i, rs_error *err)
         return note_problem(e, path, &why);
     }
     before = rs_hashed_bytes();
-    if (img.format->check_binding(&img, &e->sig, t->o->cert, &why) < 0)
+    if (img.format->check_binding(&img, &sig, t->o->cert, &why) < 0)
         return note_problem(e, path, &why);
-    e->size = img.in.size;
     rs_progress_hashed(t->o->progress, rs_hashed_bytes() - before);
+    return 0;
+}
+
+/* The signature once more, as it was checked. */
+static int read_checked_sig(const tree_job *t, const entry *e, rs_bytes *sig, rs_error *err)
+{
+    _cleanup_free_ char *path = joined_path(t->o->signatures, e, ".sig");
+    unsigned char now[32];
+
+    if (!path)
+        return rs_fail(err, "out of memory");
+    if (rs_read_file(path, MAX_SIG, sig, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    rs_sha256(sig->data, sig->len, now);
+    if (memcmp(now, e->sig_sha256, sizeof(now)))
+        return rs_fail(err, "%s: changed since it was checked; nothing was written", path);
     return 0;
 }
 
@@ -206,8 +242,10 @@ static int write_one(void *ctx, size_t i, rs_error *err)
     entry *e = &t->entries[i];
     _cleanup_free_ char *in = target_path(t, e), *out = NULL;
     _cleanup_image_ rs_image img = { .in.fd = -1 };
-    rs_edit edit = { .remove_index = -1, .append = &e->sig, .n_append = e->carried ? 0 : 1 };
-    struct stat now;
+    _cleanup_bytes_ rs_bytes sig = { 0 };
+    rs_edit edit = { .remove_index = -1, .append = &sig, .n_append = e->carried ? 0 : 1 };
+    struct stat st;
+    file_id now;
 
     if (e->carried && t->in_place) {
         rs_progress_signed(t->o->progress);
@@ -215,9 +253,11 @@ static int write_one(void *ctx, size_t i, rs_error *err)
     }
     if (!in || !(out = write_path(t, e)))
         return rs_fail(err, "out of memory");
+    if (!e->carried && read_checked_sig(t, e, &sig, err) < 0)
+        return -1;
     if (open_target(t, e, in, &img, err) < 0)
         return -1;
-    if (fstat(img.in.fd, &now) < 0 || !same_file(&e->checked, &now))
+    if (fstat(img.in.fd, &st) < 0 || (now = file_id_of(&st), !same_file(&e->checked, &now)))
         return rs_fail(err, "%s: changed since its signature was checked; nothing was written", in);
     if (rs_mkdir_parents(out, err) < 0 || rs_output_open(&e->out, out, img.in.mode, err) < 0)
         return -1;
@@ -231,10 +271,10 @@ static int cmp_file(const void *a, const void *b)
 {
     const entry *x = *(entry *const *)a, *y = *(entry *const *)b;
 
-    if (x->checked.st_dev != y->checked.st_dev)
-        return x->checked.st_dev < y->checked.st_dev ? -1 : 1;
-    if (x->checked.st_ino != y->checked.st_ino)
-        return x->checked.st_ino < y->checked.st_ino ? -1 : 1;
+    if (x->checked.dev != y->checked.dev)
+        return x->checked.dev < y->checked.dev ? -1 : 1;
+    if (x->checked.ino != y->checked.ino)
+        return x->checked.ino < y->checked.ino ? -1 : 1;
     return strcmp(x->rel, y->rel);
 }
 
@@ -255,7 +295,7 @@ static int note_same_files(tree_job *t, rs_error *err)
     for (size_t i = 1; i < n; i++) {
         entry *a = by_file[i - 1], *b = by_file[i];
 
-        if (a->checked.st_dev != b->checked.st_dev || a->checked.st_ino != b->checked.st_ino)
+        if (a->checked.dev != b->checked.dev || a->checked.ino != b->checked.ino)
             continue;
         if (asprintf(&b->problem, "%s/%s: the same file as %s/%s; in place, only one signature can be attached to it",
                      t->o->root, b->rel, t->o->root, a->rel) < 0) {
@@ -269,13 +309,12 @@ static int note_same_files(tree_job *t, rs_error *err)
 static void job_free(tree_job *t)
 {
     for (size_t i = 0; i < t->count; i++) {
-        free(t->entries[i].rel);
         free(t->entries[i].write_path);
         free(t->entries[i].problem);
-        rs_bytes_free(&t->entries[i].sig);
         rs_output_abort(&t->entries[i].out);
     }
     free(t->entries);
+    rs_strpool_free(&t->names);
 }
 
 static int take_problems(tree_job *t, rs_attach_tree_report *r, rs_error *err)

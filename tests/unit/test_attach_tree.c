@@ -135,7 +135,19 @@ static void rewrite(void *ctx)
     write_bytes("root/app.efi", pe, 0x600);
 }
 
-static void run(const uint8_t *pe, bool change, int want_rc, const char *want_error)
+/* Another signature where the checked one was: one byte more. */
+static void swap_signature(void *ctx)
+{
+    char path[512];
+    FILE *f;
+
+    (void)ctx;
+    path_of(path, sizeof(path), "sigs/app.efi.sig");
+    if (!(f = fopen(path, "a")) || fputc(0, f) == EOF || fclose(f) != 0)
+        abort();
+}
+
+static void run(const uint8_t *pe, void (*change)(void *), int want_rc, const char *want_error)
 {
     char sigs[512], root[512], out[512], signed_path[600];
     rs_attach_tree_options o = { .signatures = sigs, .root = root, .output = out, .jobs = 1 };
@@ -146,12 +158,10 @@ static void run(const uint8_t *pe, bool change, int want_rc, const char *want_er
 
     path_of(sigs, sizeof(sigs), "sigs");
     path_of(root, sizeof(root), "root");
-    path_of(out, sizeof(out), change ? "out-changed" : "out");
+    path_of(out, sizeof(out), change == rewrite ? "out-changed" : change ? "out-swapped" : "out");
     snprintf(signed_path, sizeof(signed_path), "%s/app.efi", out);
-    if (change) {
-        o.checked = rewrite;
-        o.checked_ctx = (void *)pe;
-    }
+    o.checked = change;
+    o.checked_ctx = (void *)pe;
     rc = rs_attach_tree(&o, &report, &err);
     if (rc != want_rc || (want_error && !strstr(err.msg, want_error))) {
         fprintf(stderr, "%s: rc %d, \"%s\"\n", change ? "rewritten" : "untouched", rc, err.msg);
@@ -175,8 +185,11 @@ int main(void)
     write_bytes("root/app.efi", pe, sizeof(pe));
     make_key();
     make_signature();
-    run(pe, false, 0, NULL);
-    run(pe, true, -1, "changed since its signature was checked");
+    run(pe, NULL, 0, NULL);
+    run(pe, rewrite, -1, "changed since its signature was checked");
+    /* Signatures are not held from check to write, but read again: one
+     * changed in between is refused, and nothing is written. */
+    run(pe, swap_signature, -1, "app.efi.sig: changed since it was checked; nothing was written");
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
     if (system(cmd) != 0)
         CHECK(!"clean up");
