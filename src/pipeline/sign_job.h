@@ -18,7 +18,7 @@ typedef struct rs_sign_item {
     const rs_sign_package *pkg;
     const rs_sign_file *file;
     rs_pkgtree *tree;
-    char *resolved;              /* name inside the package */
+    char *resolved;              /* name inside the package; may be file->path itself */
     char *sig_name;              /* package/path.sig, below signatures/ */
     const rs_format *format;     /* set once the file is checked and digested */
     rs_digest digest;

@@ -140,15 +140,14 @@ int rs_sign_plan_items(rs_sign_job *j, rs_error *err)
 }
 
 /* An item read as named from a source where that needs no resolving
- * (pkgsource.h) is resolved already: to its own path. */
+ * (pkgsource.h) is resolved already: to its own path, which it shares. */
 int rs_sign_plan_resolve(rs_sign_job *j, rs_error *err)
 {
     for (size_t i = 0; i < j->n_items; i++) {
         rs_sign_item *it = &j->items[i];
 
         if (it->format && it->tree->ops->named_is_resolved) {
-            if (!(it->resolved = strdup(it->file->path)))
-                return rs_fail(err, "out of memory");
+            it->resolved = it->file->path;
             continue;
         }
         if (rs_pkgtree_resolve(it->tree, it->file->path, &it->resolved, err) < 0)
@@ -161,7 +160,8 @@ int rs_sign_plan_resolve(rs_sign_job *j, rs_error *err)
 void rs_sign_plan_free(rs_sign_job *j)
 {
     for (size_t i = 0; i < j->n_items; i++) {
-        free(j->items[i].resolved);
+        if (j->items[i].resolved != j->items[i].file->path)
+            free(j->items[i].resolved);
         free(j->items[i].sig_name);
         rs_bytes_free(&j->items[i].sig);
     }
