@@ -47,14 +47,18 @@ static int sign_one(void *ctx, size_t k, rs_error *err)
     _cleanup_free_ char *name = NULL;
     _cleanup_close_ int image_fd = -1;
 
-    if (rs_tarball_feed_check(j->feed, err) < 0)
+    if (rs_tarball_feed_room(j->feed, k, err) < 0)
         return -1;
-    if (!(name = rs_path_join(it->pkg->name, it->file->path)))
+    if (!(name = rs_path_join(it->pkg->name, it->file->path))) {
+        rs_tarball_feed_abandon(j->feed, k);
         return rs_fail(err, "out of memory");
+    }
     if (reopen_for_signer(j, it, &image_fd, err) < 0 ||
         rs_image_signer_sign(j->o->signers[it->file->type], it->format, &it->digest, &j->o->sign, name, image_fd,
-                             &it->sig, err) < 0)
+                             &it->sig, err) < 0) {
+        rs_tarball_feed_abandon(j->feed, k);
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
+    }
     rs_sha256(it->sig.data, it->sig.len, it->sig_sha256);
     item_signed(j, k);
     return 0;

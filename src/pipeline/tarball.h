@@ -49,6 +49,13 @@ void rs_tarball_feed_ready(rs_tarball_feed *f, size_t k);
 /* -1 with the writer's error once it has failed, so the files that would
  * only be thrown away are not made. */
 int rs_tarball_feed_check(rs_tarball_feed *f, rs_error *err);
+/* Before file k is made: waits while it is too far ahead of the writer, so
+ * that files made and not yet written never pile up in memory. -1 as
+ * rs_tarball_feed_check, and for a file after one abandoned. */
+int rs_tarball_feed_room(rs_tarball_feed *f, size_t k, rs_error *err);
+/* File k will never be ready (making it failed): files after it are not
+ * made, and nothing waits for room it cannot get. */
+void rs_tarball_feed_abandon(rs_tarball_feed *f, size_t k);
 /* Once all n are ready: waits for the writer and commits the tarball. */
 int rs_tarball_feed_finish(rs_tarball_feed *f, rs_error *err);
 /* Stops the writer if it still runs; removes the tarball unless committed. */

@@ -10,6 +10,11 @@
 /* A wakeup costs more than writing an entry: the writer waits for a run
  * of entries, not for each one. */
 #define FEED_RUN 32
+/* Files are made at most this far ahead of the writer: otherwise, when its
+ * thread gets less of the CPU than the signers, every signature made would
+ * wait in memory for it (a quarter of sign-template's peak at 20,000 files
+ * on a loaded machine). Signatures are under 2 KB: a few MB at most. */
+#define FEED_AHEAD 1024
 
 struct rs_tarball_feed {
     rs_tarball *t;
@@ -21,12 +26,16 @@ struct rs_tarball_feed {
     bool *ready;
     size_t done;          /* files 0..done-1 are all ready */
     size_t wake_at;       /* the writer sleeps until done reaches this */
+    size_t written;       /* files 0..written-1 are in the tarball */
+    size_t abandoned_at;  /* the first file that will never be ready, or n */
+    unsigned room_waiters;
     bool stop;
     bool failed;          /* err is set; both under the lock */
     bool running;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
+    pthread_cond_t room;  /* signalled as files are written */
     rs_error err;
 };
 
@@ -42,6 +51,15 @@ static size_t feed_wait(rs_tarball_feed *f, size_t k)
     avail = f->stop ? 0 : f->done;
     pthread_mutex_unlock(&f->lock);
     return avail;
+}
+
+static void feed_written(rs_tarball_feed *f, size_t written)
+{
+    pthread_mutex_lock(&f->lock);
+    f->written = written;
+    if (f->room_waiters)
+        pthread_cond_broadcast(&f->room);
+    pthread_mutex_unlock(&f->lock);
 }
 
 /* The tarball's own failures name it; entry's name what failed. */
@@ -62,6 +80,7 @@ static int feed_run(rs_tarball_feed *f, rs_error *err)
                 return -1;
             if (rs_tarball_add_file(f->t, path, data, len, err) < 0)
                 return rs_error_prefix(err, "%s", f->output);
+            feed_written(f, k + 1);
         }
     return 0;
 }
@@ -76,6 +95,7 @@ static void *feed_main(void *arg)
         pthread_mutex_lock(&f->lock);
         f->err = err;
         f->failed = true;
+        pthread_cond_broadcast(&f->room);
         pthread_mutex_unlock(&f->lock);
     }
     rs_tarball_utf8_names_end(n);
@@ -106,6 +126,35 @@ int rs_tarball_feed_check(rs_tarball_feed *f, rs_error *err)
     return rc;
 }
 
+/* No file at or after the first one abandoned gets written: waiting for
+ * room there would never end. Those before it still get their room. */
+int rs_tarball_feed_room(rs_tarball_feed *f, size_t k, rs_error *err)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&f->lock);
+    while (!f->failed && !f->stop && k < f->abandoned_at && k >= f->written + FEED_AHEAD) {
+        f->room_waiters++;
+        pthread_cond_wait(&f->room, &f->lock);
+        f->room_waiters--;
+    }
+    if (f->failed)
+        *err = f->err;
+    if (f->failed || f->stop || k > f->abandoned_at)
+        rc = f->failed ? -1 : rs_fail(err, "not made: an earlier file failed");
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+void rs_tarball_feed_abandon(rs_tarball_feed *f, size_t k)
+{
+    pthread_mutex_lock(&f->lock);
+    if (k < f->abandoned_at)
+        f->abandoned_at = k;
+    pthread_cond_broadcast(&f->room);
+    pthread_mutex_unlock(&f->lock);
+}
+
 /* Waits for the writer, which ends once every entry is written, or
  * sooner when f->stop is set. */
 static void feed_join(rs_tarball_feed *f)
@@ -124,6 +173,7 @@ static void feed_stop(rs_tarball_feed *f)
 {
     pthread_mutex_lock(&f->lock);
     f->stop = true;
+    pthread_cond_broadcast(&f->room);
     pthread_mutex_unlock(&f->lock);
     feed_join(f);
 }
@@ -135,6 +185,7 @@ void rs_tarball_feed_free(rs_tarball_feed *f)
     feed_stop(f);
     rs_tarball_free(f->t);
     pthread_cond_destroy(&f->cond);
+    pthread_cond_destroy(&f->room);
     pthread_mutex_destroy(&f->lock);
     free(f->output);
     free(f->ready);
@@ -153,6 +204,8 @@ int rs_tarball_feed_start(rs_tarball_feed **out, const char *output, time_t mtim
         return rs_fail(err, "out of memory");
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->cond, NULL);
+    pthread_cond_init(&f->room, NULL);
+    f->abandoned_at = n;
     f->mtime = mtime;
     f->entry = entry;
     f->ctx = ctx;

@@ -79,6 +79,81 @@ static void failing_entry_stops(const char *dir)
     CHECK(access(out, F_OK) != 0);
 }
 
+/* Files named f00000, f00001, ...: the writer stops at file 0 until the
+ * gate opens. */
+#define N_NUMBERED 3000
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static bool gate_open;
+static char numbered[N_NUMBERED][8];
+
+static int numbered_entry(void *ctx, size_t k, const char **path, const void **d, size_t *len, rs_error *err)
+{
+    (void)ctx;
+    (void)err;
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_open)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    snprintf(numbered[k], sizeof(numbered[k]), "f%05zu", k);
+    *path = numbered[k];
+    *d = "x";
+    *len = 1;
+    return 0;
+}
+
+typedef struct room_wait {
+    rs_tarball_feed *feed;
+    size_t k;
+    int rc;
+    bool returned;
+} room_wait;
+
+static void *wait_for_room(void *arg)
+{
+    room_wait *w = arg;
+    rs_error err;
+
+    w->rc = rs_tarball_feed_room(w->feed, w->k, &err);
+    __atomic_store_n(&w->returned, true, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* Files are made at most 1,024 ahead of the writer; after a file that
+ * failed, none is made, and none waits for room it would never get. */
+static void room_bounds_files_ahead(const char *dir)
+{
+    char out[256];
+    rs_tarball_feed *feed;
+    room_wait w;
+    pthread_t thread;
+    rs_error err;
+
+    snprintf(out, sizeof(out), "%s/ahead.tar.gz", dir);
+    CHECK(rs_tarball_feed_start(&feed, out, 0, N_NUMBERED, numbered_entry, NULL, &err) == 0);
+    rs_tarball_feed_ready(feed, 0);   /* the writer now waits at the gate, nothing written */
+    CHECK(rs_tarball_feed_room(feed, 1023, &err) == 0);
+    w = (room_wait){ .feed = feed, .k = 1024 };
+    pthread_create(&thread, NULL, wait_for_room, &w);
+    usleep(50 * 1000);
+    CHECK(!__atomic_load_n(&w.returned, __ATOMIC_SEQ_CST));   /* 1,024 ahead of file 0: it waits */
+    pthread_mutex_lock(&gate_lock);
+    gate_open = true;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    pthread_join(thread, NULL);
+    CHECK(w.returned && w.rc == 0);   /* file 0 written: room for 1,024 */
+
+    for (size_t k = 1; k < 1500; k++)
+        if (k != 700)
+            rs_tarball_feed_ready(feed, k);
+    rs_tarball_feed_abandon(feed, 700);
+    CHECK(rs_tarball_feed_room(feed, 600, &err) == 0);
+    CHECK(rs_tarball_feed_room(feed, 2500, &err) == -1 && strstr(err.msg, "an earlier file failed"));
+    rs_tarball_feed_free(feed);
+    CHECK(access(out, F_OK) != 0);
+}
+
 typedef struct marker {
     rs_tarball_feed *feed;
     size_t first;      /* marks first, first+2, ... from the end down */
@@ -170,6 +245,7 @@ int main(void)
     CHECK(access(out, F_OK) != 0);
 
     failing_entry_stops(dir);
+    room_bounds_files_ahead(dir);
 
     /* Out of order, twice, or a file where a directory must go: refused. */
     snprintf(out, sizeof(out), "%s/bad.tar.gz", dir);
