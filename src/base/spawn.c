@@ -70,6 +70,11 @@ int rs_run_tool_with(char *const argv[], const rs_tool_opts *opts, rs_error *err
     last_line(log, tail, sizeof(tail));
     if (WIFSIGNALED(status))
         return rs_fail(err, "%s was killed by signal %d", argv[0], WTERMSIG(status));
+    /* Where posix_spawn cannot report a failed exec (under valgrind, which
+     * forks where glibc would vfork), the child exits 127 without a word,
+     * as a shell does for a command it cannot run. */
+    if (WEXITSTATUS(status) == 127 && !tail[0])
+        return rs_fail(err, "cannot run %s (exit 127, nothing on stderr)", argv[0]);
     return rs_fail(err, "%s failed (exit %d): %s", argv[0], WEXITSTATUS(status), tail);
 }
 
