@@ -92,6 +92,23 @@ int rs_output_commit(rs_output *out, rs_error *err);
 void rs_output_abort(rs_output *out);
 #define _cleanup_output_ __attribute__((cleanup(rs_output_abort)))
 
+/* A sealed output kept for a later commit in a few bytes instead of its two
+ * paths: for a batch that writes tens of thousands of files before it
+ * renames any (attach-tree). Its temporary is found again from the
+ * target's path. A kept temporary is not removed by a fatal signal: the
+ * batch removes it when it stops. */
+typedef struct rs_output_kept {
+    char suffix[7];           /* the temporary's six random characters; "" once none is kept */
+    mode_t mode;
+} rs_output_kept;
+
+/* Seals out and keeps its temporary as *kept; out is then empty. */
+int rs_output_keep(rs_output *out, rs_output_kept *kept, rs_error *err);
+/* Renames the temporary kept for path onto path. */
+int rs_output_commit_kept(const char *path, rs_output_kept *kept, rs_error *err);
+/* Removes the temporary kept for path, if any. */
+void rs_output_abort_kept(const char *path, rs_output_kept *kept);
+
 /* Where an output must go to replace, in place, the file open on fd (opened
  * as path): path with its symlinks resolved, so the file they lead to is
  * replaced and the links stay (as sbattach and sign-file write through

@@ -76,23 +76,27 @@ void rs_output_track_signals(void)
         signal(sigs[i], remove_tracked_and_die);
 }
 
-int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
+/* DIR/.BASE.SUFFIX beside DIR/BASE: the one place temporaries are named,
+ * so a kept one is found again from its target's path. */
+static char *temporary_path(const char *path, const char *suffix)
 {
     _cleanup_free_ char *copy = strdup(path);
-    const char *dir, *base;
-    int n;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char *tmp;
+
+    if (!copy || asprintf(&tmp, "%s/.%s.%s", dirname(copy), base, suffix) < 0)
+        return NULL;
+    return tmp;
+}
+
+int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
+{
+    const char *dir;
 
     memset(out, 0, sizeof(*out));
     out->fd = -1;
-    if (!copy)
+    if (!(out->tmp_path = temporary_path(path, "XXXXXX")))
         return rs_fail(err, "out of memory");
-    base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    dir = dirname(copy);
-    n = asprintf(&out->tmp_path, "%s/.%s.XXXXXX", dir, base);
-    if (n < 0) {
-        out->tmp_path = NULL;
-        return rs_fail(err, "out of memory");
-    }
     out->path = strdup(path);
     if (!out->path)
         return rs_fail(err, "out of memory");
@@ -100,9 +104,12 @@ int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
     if (out->fd < 0) {
         int e = errno;
 
+        *strrchr(out->tmp_path, '/') = '\0';
+        dir = out->tmp_path;
+        rs_fail(err, "cannot create output in %s: %s", dir, strerror(e));
         free(out->tmp_path);
         out->tmp_path = NULL;
-        return rs_fail(err, "cannot create output in %s: %s", dir, strerror(e));
+        return -1;
     }
     track(out->tmp_path);
     out->mode = mode & 0777 & ~process_umask;
@@ -251,6 +258,50 @@ int rs_output_commit(rs_output *out, rs_error *err)
     free(out->tmp_path);
     out->tmp_path = NULL;
     return 0;
+}
+
+int rs_output_keep(rs_output *out, rs_output_kept *kept, rs_error *err)
+{
+    const char *suffix = out->tmp_path ? strrchr(out->tmp_path, '.') : NULL;
+
+    memset(kept, 0, sizeof(*kept));
+    if (rs_output_seal(out, err) < 0)
+        return -1;
+    if (!suffix || strlen(suffix + 1) != sizeof(kept->suffix) - 1)
+        return rs_fail(err, "%s: no temporary to keep", out->path);
+    memcpy(kept->suffix, suffix + 1, sizeof(kept->suffix));
+    kept->mode = out->mode;
+    untrack(out->tmp_path);
+    free(out->tmp_path);
+    out->tmp_path = NULL;
+    free(out->path);
+    out->path = NULL;
+    return 0;
+}
+
+int rs_output_commit_kept(const char *path, rs_output_kept *kept, rs_error *err)
+{
+    _cleanup_free_ char *tmp = NULL;
+
+    if (!kept->suffix[0])
+        return rs_fail(err, "%s: no temporary is kept for it", path);
+    if (!(tmp = temporary_path(path, kept->suffix)))
+        return rs_fail(err, "out of memory");
+    if (chmod(tmp, kept->mode) < 0)
+        return rs_fail(err, "%s: cannot set mode: %s", path, strerror(errno));
+    if (rename(tmp, path) < 0)
+        return rs_fail(err, "%s: cannot rename into place: %s", path, strerror(errno));
+    kept->suffix[0] = '\0';
+    return 0;
+}
+
+void rs_output_abort_kept(const char *path, rs_output_kept *kept)
+{
+    _cleanup_free_ char *tmp = kept->suffix[0] ? temporary_path(path, kept->suffix) : NULL;
+
+    if (tmp)
+        unlink(tmp);
+    kept->suffix[0] = '\0';
 }
 
 void rs_output_abort(rs_output *out)

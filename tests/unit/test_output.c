@@ -96,6 +96,36 @@ static void signal_removes_every_thread_output(const char *dir)
     CHECK(count_entries(dir) == 0);
 }
 
+/* A kept output holds only its temporary's suffix and mode: it is found
+ * again from the target's path, committed with its mode, or removed. */
+static void kept_outputs(const char *dir)
+{
+    char path[256], other[256];
+    rs_output out;
+    rs_output_kept kept, dropped;
+    rs_error err;
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/kept", dir);
+    snprintf(other, sizeof(other), "%s/dropped", dir);
+    CHECK(rs_output_open(&out, path, 0750, &err) == 0);
+    CHECK(rs_output_write(&out, "kept", 4, &err) == 0);
+    CHECK(rs_output_keep(&out, &kept, &err) == 0);
+    CHECK(strlen(kept.suffix) == 6 && !out.path && !out.tmp_path && out.fd < 0);
+    rs_output_abort(&out);                                    /* out is empty: the temporary stays */
+    CHECK(rs_output_open(&out, other, 0644, &err) == 0);
+    CHECK(rs_output_keep(&out, &dropped, &err) == 0);
+    CHECK(count_entries(dir) == 2 && stat(path, &st) != 0);  /* two temporaries, no target */
+    rs_output_abort_kept(other, &dropped);
+    CHECK(count_entries(dir) == 1 && !dropped.suffix[0]);
+    CHECK(rs_output_commit_kept(path, &kept, &err) == 0);
+    CHECK(count_entries(dir) == 1 && stat(path, &st) == 0 && (st.st_mode & 0777) == 0750 && st.st_size == 4);
+    rs_output_abort_kept(path, &kept);                        /* harmless after commit */
+    CHECK(stat(path, &st) == 0);
+    CHECK(rs_output_commit_kept(other, &dropped, &err) == -1 && strstr(err.msg, "no temporary is kept"));
+    unlink(path);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/rs-test-output-XXXXXX", path[256];
@@ -108,6 +138,7 @@ int main(void)
     CHECK(mkdtemp(dir) != NULL);
     snprintf(path, sizeof(path), "%s/target", dir);
     umask(022);
+    kept_outputs(dir);
 
     CHECK(rs_output_open(&out, path, 0666, &err) == 0);
     CHECK(rs_output_write(&out, "half", 4, &err) == 0);
