@@ -194,25 +194,47 @@ int rs_json_stream_value(rs_json_stream *s, json_t **value, rs_error *err)
     }
 }
 
-int rs_json_stream_member(rs_json_stream *s, size_t *index, char **key, rs_error *err)
+/* In an object or an array: 0 once its closing byte is taken; else 1 with
+ * the ',' before a later item taken and *c the item's first byte (a close
+ * right after a ',' is left for the item's own check to refuse). */
+static int next_item(rs_json_stream *s, size_t index, char close, int *c, rs_error *err)
 {
-    json_t *k;
-    int c;
-
-    *key = NULL;
-    if (rs_json_stream_peek(s, &c, err) < 0)
+    if (rs_json_stream_peek(s, c, err) < 0)
         return -1;
-    if (c == '}') {
+    if (*c == close) {
         s->start++;
         return 0;
     }
-    if (*index) {
-        if (c != ',')
-            return unexpected(s, c, err, "',' or '}' expected");
+    if (index) {
+        if (*c != ',')
+            return unexpected(s, *c, err, close == '}' ? "',' or '}' expected" : "',' or ']' expected");
         s->start++;
-        if (rs_json_stream_peek(s, &c, err) < 0)
+        if (rs_json_stream_peek(s, c, err) < 0)
             return -1;
     }
+    return 1;
+}
+
+int rs_json_stream_enter(rs_json_stream *s, char open, rs_error *err)
+{
+    int c;
+
+    if (rs_json_stream_peek(s, &c, err) < 0)
+        return -1;
+    if (c != (unsigned char)open)
+        return 0;
+    s->start++;
+    return 1;
+}
+
+int rs_json_stream_member(rs_json_stream *s, size_t *index, char **key, rs_error *err)
+{
+    json_t *k;
+    int c, rc;
+
+    *key = NULL;
+    if ((rc = next_item(s, *index, '}', &c, err)) <= 0)
+        return rc;
     if (c != '"')
         return unexpected(s, c, err, "string expected as an object key");
     if (rs_json_stream_value(s, &k, err) < 0)
@@ -232,19 +254,10 @@ int rs_json_stream_member(rs_json_stream *s, size_t *index, char **key, rs_error
 
 int rs_json_stream_element(rs_json_stream *s, size_t *index, rs_error *err)
 {
-    int c;
+    int c, rc;
 
-    if (rs_json_stream_peek(s, &c, err) < 0)
-        return -1;
-    if (c == ']') {   /* after a ',', the element's decoding refuses it */
-        s->start++;
-        return 0;
-    }
-    if (*index) {
-        if (c != ',')
-            return unexpected(s, c, err, "',' or ']' expected");
-        s->start++;
-    }
+    if ((rc = next_item(s, *index, ']', &c, err)) <= 0)
+        return rc;
     (*index)++;
     return 1;
 }

@@ -45,6 +45,9 @@ int rs_json_stream_peek(rs_json_stream *s, int *c, rs_error *err);
 int rs_json_stream_expect(rs_json_stream *s, char c, rs_error *err);
 /* Decodes the next value whole (any type). */
 int rs_json_stream_value(rs_json_stream *s, json_t **value, rs_error *err);
+/* 1 with the '{' or '[' (open) of the next value taken; 0, taking nothing,
+ * when the next value is not that kind. */
+int rs_json_stream_enter(rs_json_stream *s, char open, rs_error *err);
 /* In an object whose '{' was taken: 1 with the next member's key in *key
  * (the caller frees it) and the stream at its value; 0 once the '}' is
  * taken. *index counts the members, from 0. */

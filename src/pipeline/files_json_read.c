@@ -159,7 +159,7 @@ static int read_package_members(reader *r, rs_sign_package *p, seen_keys *seen, 
     bool have_files = false;
     size_t i = 0;
     char *key;
-    int more, c;
+    int more, entered;
 
     while ((more = rs_json_stream_member(&r->s, &i, &key, err)) > 0) {
         bool files = !strcmp(key, "files"), certs = !strcmp(key, "trusted_certs");
@@ -167,11 +167,9 @@ static int read_package_members(reader *r, rs_sign_package *p, seen_keys *seen, 
         if (note_key(r, seen, key, err) < 0)
             return -1;
         if (files) {
-            if (rs_json_stream_peek(&r->s, &c, err) < 0)
-                return -1;
-            if (c != '[')
-                return rs_fail(err, "package %s: needs a \"files\" list", p->name);
-            if (rs_json_stream_expect(&r->s, '[', err) < 0 || read_files(r, p, err) < 0)
+            if ((entered = rs_json_stream_enter(&r->s, '[', err)) <= 0)
+                return entered < 0 ? -1 : rs_fail(err, "package %s: needs a \"files\" list", p->name);
+            if (read_files(r, p, err) < 0)
                 return -1;
             have_files = true;
         } else if (certs) {
@@ -194,7 +192,7 @@ static int read_package(reader *r, char *name, rs_error *err)
     rs_files_json *fj = r->fj;
     rs_sign_package *grown, *p;
     seen_keys seen = { .n = 0 };
-    int c, rc;
+    int rc;
 
     if (!rs_valid_package_name(name)) {
         rc = rs_fail(err, "'%s' is not a valid package name", name);
@@ -209,11 +207,8 @@ static int read_package(reader *r, char *name, rs_error *err)
     p = &fj->packages[fj->n_packages++];
     memset(p, 0, sizeof(*p));
     p->name = name;
-    if (rs_json_stream_peek(&r->s, &c, err) < 0)
-        return -1;
-    if (c != '{')
-        return rs_fail(err, "package %s: needs a \"files\" list", name);
-    r->s.start++;
+    if ((rc = rs_json_stream_enter(&r->s, '{', err)) <= 0)
+        return rc < 0 ? -1 : rs_fail(err, "package %s: needs a \"files\" list", name);
     rc = read_package_members(r, p, &seen, err);
     seen_keys_free(&seen);
     return rc;
@@ -240,13 +235,10 @@ static int read_package_map(reader *r, rs_error *err)
     seen_keys names = { .n = 0 };
     size_t i = 0;
     char *name;
-    int more, c;
+    int more;
 
-    if (rs_json_stream_peek(&r->s, &c, err) < 0)
-        return -1;
-    if (c != '{')
-        return rs_fail(err, "\"packages\" is not an object");
-    r->s.start++;
+    if ((more = rs_json_stream_enter(&r->s, '{', err)) <= 0)
+        return more < 0 ? -1 : rs_fail(err, "\"packages\" is not an object");
     while ((more = rs_json_stream_member(&r->s, &i, &name, err)) > 0)
         if (read_package_entry(r, &names, name, err) < 0)
             break;
@@ -276,12 +268,12 @@ static int read_document(reader *r, seen_keys *top, rs_error *err)
     char *key;
     int more, c;
 
-    if (rs_json_stream_peek(&r->s, &c, err) < 0)
-        return -1;
-    if (c != '{')
+    if ((more = rs_json_stream_enter(&r->s, '{', err)) <= 0) {
+        if (more < 0 || rs_json_stream_peek(&r->s, &c, err) < 0)
+            return -1;
         return c == EOF ? rs_json_stream_fail(&r->s, err, "premature end of input")
-                           : rs_fail(err, "top level is not an object");
-    r->s.start++;
+                        : rs_fail(err, "top level is not an object");
+    }
     while ((more = rs_json_stream_member(&r->s, &i, &key, err)) > 0) {
         bool packages = !strcmp(key, "packages"), version = !strcmp(key, "version");
 

@@ -38,7 +38,7 @@ void rs_tarball_free(rs_tarball *t);
  * describes it; its path and data must stay put from then on. entry may
  * do more with file k first (write it elsewhere too); if it fails, the
  * writer stops. The thread also opens the output. Its failures show in
- * rs_tarball_feed_check at once, and in finish. */
+ * rs_tarball_feed_room at once, and in finish. */
 typedef int (*rs_tarball_entry)(void *ctx, size_t k, const char **path, const void **data, size_t *len,
                                 rs_error *err);
 typedef struct rs_tarball_feed rs_tarball_feed;
@@ -46,12 +46,10 @@ typedef struct rs_tarball_feed rs_tarball_feed;
 int rs_tarball_feed_start(rs_tarball_feed **f, const char *output, time_t mtime, size_t n, rs_tarball_entry entry,
                           void *ctx, rs_error *err);
 void rs_tarball_feed_ready(rs_tarball_feed *f, size_t k);
-/* -1 with the writer's error once it has failed, so the files that would
- * only be thrown away are not made. */
-int rs_tarball_feed_check(rs_tarball_feed *f, rs_error *err);
 /* Before file k is made: waits while it is too far ahead of the writer, so
- * that files made and not yet written never pile up in memory. -1 as
- * rs_tarball_feed_check, and for a file after one abandoned. */
+ * that files made and not yet written never pile up in memory. -1 with
+ * the writer's error once it has failed (so files that would only be
+ * thrown away are not made), and for a file after one abandoned. */
 int rs_tarball_feed_room(rs_tarball_feed *f, size_t k, rs_error *err);
 /* File k will never be ready (making it failed): files after it are not
  * made, and nothing waits for room it cannot get. */

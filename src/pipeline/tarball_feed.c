@@ -113,19 +113,6 @@ void rs_tarball_feed_ready(rs_tarball_feed *f, size_t k)
     pthread_mutex_unlock(&f->lock);
 }
 
-int rs_tarball_feed_check(rs_tarball_feed *f, rs_error *err)
-{
-    int rc = 0;
-
-    pthread_mutex_lock(&f->lock);
-    if (f->failed) {
-        *err = f->err;
-        rc = -1;
-    }
-    pthread_mutex_unlock(&f->lock);
-    return rc;
-}
-
 /* No file at or after the first one abandoned gets written: waiting for
  * room there would never end. Those before it still get their room. */
 int rs_tarball_feed_room(rs_tarball_feed *f, size_t k, rs_error *err)

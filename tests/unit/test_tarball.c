@@ -67,10 +67,10 @@ static void failing_entry_stops(const char *dir)
 
     snprintf(out, sizeof(out), "%s/failed.tar.gz", dir);
     CHECK(rs_tarball_feed_start(&feed, out, 0, N_FILES, entry, &failing, &err) == 0);
-    CHECK(rs_tarball_feed_check(feed, &err) == 0);
+    CHECK(rs_tarball_feed_room(feed, 0, &err) == 0);
     for (size_t k = 0; k < N_FILES; k++)
         rs_tarball_feed_ready(feed, k);
-    while (rs_tarball_feed_check(feed, &err) == 0 && tries++ < 5000)
+    while (rs_tarball_feed_room(feed, 0, &err) == 0 && tries++ < 5000)
         usleep(1000);
     CHECK(strstr(err.msg, sorted[failing]) && strstr(err.msg, "cannot write it elsewhere"));
     CHECK(rs_tarball_feed_finish(feed, &err) < 0);
