@@ -186,6 +186,20 @@ static int read_package_members(reader *r, rs_sign_package *p, seen_keys *seen, 
     return more;
 }
 
+/* A package's name, the key of its entry in the map: not one already
+ * read (the packages read are the keys seen), and within the limit. */
+static int check_package_name(reader *r, const char *name, rs_error *err)
+{
+    for (size_t i = 0; i < r->fj->n_packages; i++)
+        if (!strcmp(r->fj->packages[i].name, name))
+            return rs_json_stream_fail(&r->s, err, "duplicate object key");
+    if (r->fj->n_packages == MAX_MEMBERS)
+        return rs_fail(err, "line %d: an object of more than %d members", r->s.line, MAX_MEMBERS);
+    if (!rs_valid_package_name(name))
+        return rs_fail(err, "'%s' is not a valid package name", name);
+    return 0;
+}
+
 /* One package's entry in the map: its name is the key. Takes name. */
 static int read_package(reader *r, char *name, rs_error *err)
 {
@@ -194,10 +208,9 @@ static int read_package(reader *r, char *name, rs_error *err)
     seen_keys seen = { .n = 0 };
     int rc;
 
-    if (!rs_valid_package_name(name)) {
-        rc = rs_fail(err, "'%s' is not a valid package name", name);
+    if (check_package_name(r, name, err) < 0) {
         free(name);
-        return rc;
+        return -1;
     }
     if (!(grown = realloc(fj->packages, (fj->n_packages + 1) * sizeof(*grown)))) {
         free(name);
@@ -214,25 +227,8 @@ static int read_package(reader *r, char *name, rs_error *err)
     return rc;
 }
 
-/* Takes name: a package, unless the map has as many as it may hold. */
-static int read_package_entry(reader *r, seen_keys *names, char *name, rs_error *err)
-{
-    char *copy = strdup(name);
-
-    if (!copy) {
-        free(name);
-        return rs_fail(err, "out of memory");
-    }
-    if (note_key(r, names, name, err) < 0) {
-        free(copy);
-        return -1;
-    }
-    return read_package(r, copy, err);
-}
-
 static int read_package_map(reader *r, rs_error *err)
 {
-    seen_keys names = { .n = 0 };
     size_t i = 0;
     char *name;
     int more;
@@ -240,10 +236,9 @@ static int read_package_map(reader *r, rs_error *err)
     if ((more = rs_json_stream_enter(&r->s, '{', err)) <= 0)
         return more < 0 ? -1 : rs_fail(err, "\"packages\" is not an object");
     while ((more = rs_json_stream_member(&r->s, &i, &name, err)) > 0)
-        if (read_package_entry(r, &names, name, err) < 0)
-            break;
-    seen_keys_free(&names);
-    return more > 0 ? -1 : more;
+        if (read_package(r, name, err) < 0)
+            return -1;
+    return more;
 }
 
 static int check_version(reader *r, rs_error *err)
@@ -285,7 +280,7 @@ static int read_document(reader *r, seen_keys *top, rs_error *err)
                 free(key);
                 return -1;
             }
-            if (read_package_entry(r, top, key, err) < 0)
+            if (read_package(r, key, err) < 0)
                 return -1;
             continue;
         }

@@ -1,7 +1,6 @@
 #include "pipeline/template.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,14 +126,9 @@ static int load_deb(rs_template *t, const char *path, const char *workdir, rs_er
 
 static int load_json_file(rs_template *t, const char *path, rs_error *err)
 {
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
+    _cleanup_input_ rs_input in = { .fd = -1 };
 
-    if (fd < 0 || fstat(fd, &st) < 0)
-        return rs_fail(err, "%s: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return rs_fail(err, "%s: not a regular file", path);
-    if (read_files_json(t, fd, (uint64_t)st.st_size, err) < 0)
+    if (rs_input_open(&in, path, err) < 0 || read_files_json(t, in.fd, in.size, err) < 0)
         return rs_error_prefix(err, "%s", path);
     return 0;
 }
