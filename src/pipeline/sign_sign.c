@@ -39,27 +39,33 @@ static void item_signed(rs_sign_job *j, size_t k)
     rs_progress_signed(j->o->progress);
 }
 
-/* Item k in tarball order, so the tarball's writer rarely waits. */
-static int sign_one(void *ctx, size_t k, rs_error *err)
+static int sign_item(rs_sign_job *j, rs_sign_item *it, rs_error *err)
 {
-    rs_sign_job *j = ctx;
-    rs_sign_item *it = j->by_name[k];
     _cleanup_free_ char *name = NULL;
     _cleanup_close_ int image_fd = -1;
 
-    if (rs_tarball_feed_room(j->feed, k, err) < 0)
-        return -1;
-    if (!(name = rs_path_join(it->pkg->name, it->file->path))) {
-        rs_tarball_feed_abandon(j->feed, k);
+    if (!(name = rs_path_join(it->pkg->name, it->file->path)))
         return rs_fail(err, "out of memory");
-    }
     if (reopen_for_signer(j, it, &image_fd, err) < 0 ||
         rs_image_signer_sign(j->o->signers[it->file->type], it->format, &it->digest, &j->o->sign, name, image_fd,
-                             &it->sig, err) < 0) {
-        rs_tarball_feed_abandon(j->feed, k);
+                             &it->sig, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
-    }
     rs_sha256(it->sig.data, it->sig.len, it->sig_sha256);
+    return 0;
+}
+
+/* Item k in tarball order, so the tarball's writer rarely waits. One that
+ * fails is abandoned: the writer can never pass it. */
+static int sign_one(void *ctx, size_t k, rs_error *err)
+{
+    rs_sign_job *j = ctx;
+
+    if (rs_tarball_feed_room(j->feed, k, err) < 0)
+        return -1;
+    if (sign_item(j, j->by_name[k], err) < 0) {
+        rs_tarball_feed_abandon(j->feed, k);
+        return -1;
+    }
     item_signed(j, k);
     return 0;
 }

@@ -125,10 +125,12 @@ int rs_tarball_feed_room(rs_tarball_feed *f, size_t k, rs_error *err)
         pthread_cond_wait(&f->room, &f->lock);
         f->room_waiters--;
     }
-    if (f->failed)
+    if (f->failed) {
         *err = f->err;
-    if (f->failed || f->stop || k > f->abandoned_at)
-        rc = f->failed ? -1 : rs_fail(err, "not made: an earlier file failed");
+        rc = -1;
+    } else if (f->stop || k > f->abandoned_at) {
+        rc = rs_fail(err, "not made: an earlier file failed");
+    }
     pthread_mutex_unlock(&f->lock);
     return rc;
 }
