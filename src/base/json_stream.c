@@ -134,7 +134,8 @@ int rs_json_stream_peek(rs_json_stream *s, int *c, rs_error *err)
     }
 }
 
-int rs_json_stream_expect(rs_json_stream *s, char c, rs_error *err)
+/* Takes c, the next byte after any whitespace, or fails naming it. */
+static int expect(rs_json_stream *s, char c, rs_error *err)
 {
     char why[32];
     int next;
@@ -243,7 +244,7 @@ int rs_json_stream_member(rs_json_stream *s, size_t *index, char **key, rs_error
     json_decref(k);
     if (!*key)
         return rs_fail(err, "out of memory");
-    if (rs_json_stream_expect(s, ':', err) < 0) {
+    if (expect(s, ':', err) < 0) {
         free(*key);
         *key = NULL;
         return -1;

@@ -41,8 +41,6 @@ void rs_json_stream_free(rs_json_stream *s);
 
 /* The next byte after any whitespace, not taken; EOF at the end. */
 int rs_json_stream_peek(rs_json_stream *s, int *c, rs_error *err);
-/* Takes c, the next byte after any whitespace, or fails naming it. */
-int rs_json_stream_expect(rs_json_stream *s, char c, rs_error *err);
 /* Decodes the next value whole (any type). */
 int rs_json_stream_value(rs_json_stream *s, json_t **value, rs_error *err);
 /* 1 with the '{' or '[' (open) of the next value taken; 0, taking nothing,

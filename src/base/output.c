@@ -91,8 +91,6 @@ static char *temporary_path(const char *path, const char *suffix)
 
 int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
 {
-    const char *dir;
-
     memset(out, 0, sizeof(*out));
     out->fd = -1;
     if (!(out->tmp_path = temporary_path(path, "XXXXXX")))
@@ -104,9 +102,8 @@ int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
     if (out->fd < 0) {
         int e = errno;
 
-        *strrchr(out->tmp_path, '/') = '\0';
-        dir = out->tmp_path;
-        rs_fail(err, "cannot create output in %s: %s", dir, strerror(e));
+        *strrchr(out->tmp_path, '/') = '\0';   /* the directory it was to be in */
+        rs_fail(err, "cannot create output in %s: %s", out->tmp_path, strerror(e));
         free(out->tmp_path);
         out->tmp_path = NULL;
         return -1;
@@ -246,14 +243,20 @@ int rs_output_seal(rs_output *out, rs_error *err)
     return 0;
 }
 
+/* A sealed temporary given its mode, then renamed onto its target. */
+static int move_into_place(const char *tmp, const char *path, mode_t mode, rs_error *err)
+{
+    if (chmod(tmp, mode) < 0)
+        return rs_fail(err, "cannot set mode: %s", strerror(errno));
+    if (rename(tmp, path) < 0)
+        return rs_fail(err, "cannot rename into place: %s", strerror(errno));
+    return 0;
+}
+
 int rs_output_commit(rs_output *out, rs_error *err)
 {
-    if (rs_output_seal(out, err) < 0)
+    if (rs_output_seal(out, err) < 0 || move_into_place(out->tmp_path, out->path, out->mode, err) < 0)
         return -1;
-    if (chmod(out->tmp_path, out->mode) < 0)
-        return rs_fail(err, "cannot set mode: %s", strerror(errno));
-    if (rename(out->tmp_path, out->path) < 0)
-        return rs_fail(err, "cannot rename into place: %s", strerror(errno));
     untrack(out->tmp_path);
     free(out->tmp_path);
     out->tmp_path = NULL;
@@ -287,10 +290,8 @@ int rs_output_commit_kept(const char *path, rs_output_kept *kept, rs_error *err)
         return rs_fail(err, "%s: no temporary is kept for it", path);
     if (!(tmp = temporary_path(path, kept->suffix)))
         return rs_fail(err, "out of memory");
-    if (chmod(tmp, kept->mode) < 0)
-        return rs_fail(err, "%s: cannot set mode: %s", path, strerror(errno));
-    if (rename(tmp, path) < 0)
-        return rs_fail(err, "%s: cannot rename into place: %s", path, strerror(errno));
+    if (move_into_place(tmp, path, kept->mode, err) < 0)
+        return rs_error_prefix(err, "%s", path);
     kept->suffix[0] = '\0';
     return 0;
 }
