@@ -17,36 +17,13 @@
 #include "pipeline/attach_tree_internal.h"
 #include "pipeline/batch.h"
 
-static int add_entry(tree_job *t, const char *rel, rs_error *err)
-{
-    entry *e;
-
-    if (t->count == t->n_blocks * ENTRY_BLOCK) {
-        entry **grown = realloc(t->blocks, (t->n_blocks + 1) * sizeof(*grown));
-
-        if (!grown)
-            return rs_fail(err, "out of memory");
-        t->blocks = grown;
-        if (!(t->blocks[t->n_blocks] = malloc(ENTRY_BLOCK * sizeof(entry))))
-            return rs_fail(err, "out of memory");
-        t->n_blocks++;
-    }
-    e = entry_at(t, t->count);
-    memset(e, 0, sizeof(*e));
-    if (!(e->rel = rs_strpool_dup(&t->names, rel)))
-        return rs_fail(err, "out of memory");
-    e->rel[strlen(rel) - 4] = '\0';   /* drop ".sig" */
-    t->count++;
-    return 0;
-}
-
 /* Every NAME.sig below the signatures directory; a link or a special file
  * is refused: skipped, it would leave its file unsigned without a word. */
 static int collect(void *ctx, const char *rel, const char *path, const struct stat *st, rs_error *err)
 {
     if (S_ISDIR(st->st_mode) || !rs_name_has_suffix(rel, ".sig"))
         return 0;
-    return S_ISREG(st->st_mode) ? add_entry(ctx, rel, err) : rs_fail(err, "%s: not a regular file", path);
+    return S_ISREG(st->st_mode) ? rs_attach_journal_add(ctx, rel, err) : rs_fail(err, "%s: not a regular file", path);
 }
 
 /* In place: no OUTROOT, or ROOT itself given as OUTROOT. */
@@ -62,63 +39,41 @@ static bool writes_in_place(const tree_job *t)
            root.st_ino == out.st_ino;
 }
 
-static int cmp_file(const void *a, const void *b)
+/* In place, what tells whether a file may have a second name in the tree
+ * (attach_tree_same.c): the root's real path, and its mount. */
+static int note_root(tree_job *t, rs_error *err)
 {
-    const entry *x = *(entry *const *)a, *y = *(entry *const *)b;
+    struct statx sx;
 
-    if (x->checked.dev != y->checked.dev)
-        return x->checked.dev < y->checked.dev ? -1 : 1;
-    if (x->checked.ino != y->checked.ino)
-        return x->checked.ino < y->checked.ino ? -1 : 1;
-    return strcmp(x->rel, y->rel);
+    if (!(t->real_root = realpath(t->o->root, NULL)))
+        return rs_fail(err, "%s: %s", t->o->root, strerror(errno));
+    if (statx(t->root_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+        t->root_mount = sx.stx_mnt_id;
+    return 0;
 }
 
-/* In place, two names of one file (a symlink and its target, or hard
- * links) would each rename a signed copy over it, and the last would
- * drop the other's signature: the second is reported, naming the first. */
-static int note_same_files(tree_job *t, rs_error *err)
+/* A failure once files are written: every temporary kept is removed. */
+static int abort_window(tree_job *t, rs_error *err)
 {
-    _cleanup_free_ entry **by_file = calloc(t->count ? t->count : 1, sizeof(*by_file));
-    size_t n = 0;
+    (void)err;
+    for (size_t i = 0; i < t->n; i++) {
+        entry *e = &t->win[i];
+        _cleanup_free_ char *path = e->k.out.suffix[0] ? rs_attach_write_path(t, e) : NULL;
 
-    if (!by_file)
-        return rs_fail(err, "out of memory");
-    for (size_t i = 0; i < t->count; i++)
-        if (!entry_at(t, i)->problem && !entry_at(t, i)->carried)
-            by_file[n++] = entry_at(t, i);
-    qsort(by_file, n, sizeof(*by_file), cmp_file);
-    for (size_t i = 1; i < n; i++) {
-        entry *a = by_file[i - 1], *b = by_file[i];
-
-        if (a->checked.dev != b->checked.dev || a->checked.ino != b->checked.ino)
-            continue;
-        if (asprintf(&b->problem, "%s/%s: the same file as %s/%s; in place, only one signature can be attached to it",
-                     t->o->root, b->rel, t->o->root, a->rel) < 0) {
-            b->problem = NULL;
-            return rs_fail(err, "out of memory");
-        }
+        if (path)
+            rs_output_abort_kept(path, &e->k.out);
     }
     return 0;
 }
 
-static void job_free(tree_job *t)
+static void job_free(tree_job *t, int rc)
 {
-    for (size_t i = 0; i < t->count; i++) {
-        entry *e = entry_at(t, i);
+    rs_error ignored;
 
-        if (e->out.suffix[0]) {
-            _cleanup_free_ char *path = rs_attach_write_path(t, e);
-
-            if (path)
-                rs_output_abort_kept(path, &e->out);
-        }
-        free(e->write_path);
-        free(e->problem);
-    }
-    for (size_t b = 0; b < t->n_blocks; b++)
-        free(t->blocks[b]);
-    free(t->blocks);
-    rs_strpool_free(&t->names);
+    if (rc < 0 && t->written)
+        rs_attach_each_window(t, abort_window, false, &ignored);
+    rs_attach_journal_free(t);
+    free(t->real_root);
 }
 
 /* None to commit for a file that already carried its signature. */
@@ -126,62 +81,129 @@ static int commit(const tree_job *t, entry *e, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
 
-    if (!e->out.suffix[0])
+    if (!e->k.out.suffix[0])
         return 0;
     if (!(path = rs_attach_write_path(t, e)))
         return rs_fail(err, "out of memory");
-    return rs_output_commit_kept(path, &e->out, err);
+    return rs_output_commit_kept(path, &e->k.out, err);
 }
 
+static int commit_window(tree_job *t, rs_error *err)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (commit(t, &t->win[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+/* Every signature checked against its file, a window at a time. What a
+ * later pass needs is kept in the journal: a problem in the job's list;
+ * in place, the path to write, and a file that may have a second name. */
+static int check_window(tree_job *t, rs_error *err)
+{
+    int rc = rs_batch_run(t->n, t->o->jobs, rs_attach_check_one, t, err);
+
+    for (size_t i = 0; i < t->n; i++) {
+        entry *e = &t->win[i];
+
+        e->k.failed = e->problem != NULL;
+        if (rc == 0 && e->problem)
+            rc = rs_attach_add_problem(t, t->first + i, TAKE_PTR(e->problem), err);
+        free(e->problem);
+        if (rc == 0 && t->in_place && !e->k.failed && !e->k.carried && e->k.maybe_shared)
+            rc = rs_attach_add_shared(t, &e->k.checked, err);
+    }
+    return rs_attach_journal_keep_write_paths(t, rc == 0, err) < 0 ? -1 : rc;
+}
+
+static int write_window(tree_job *t, rs_error *err)
+{
+    return rs_batch_run(t->n, t->o->jobs, rs_attach_write_one, t, err);
+}
+
+static int cmp_problem(const void *a, const void *b)
+{
+    const problem *x = a, *y = b;
+
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* In the order of the entries, as the tree was walked. */
 static int take_problems(tree_job *t, rs_attach_tree_report *r, rs_error *err)
 {
-    for (size_t i = 0; i < t->count; i++)
-        if (entry_at(t, i)->problem)
-            r->n_problems++;
-    if (!r->n_problems)
+    if (!t->n_problems)
         return 0;
-    r->problems = calloc(r->n_problems, sizeof(char *));
-    if (!r->problems)
+    if (!(r->problems = calloc(t->n_problems, sizeof(char *))))
         return rs_fail(err, "out of memory");
-    for (size_t i = 0, k = 0; i < t->count; i++)
-        if (entry_at(t, i)->problem)
-            r->problems[k++] = TAKE_PTR(entry_at(t, i)->problem);
+    qsort(t->problems, t->n_problems, sizeof(*t->problems), cmp_problem);
+    for (size_t i = 0; i < t->n_problems; i++)
+        r->problems[i] = TAKE_PTR(t->problems[i].msg);
+    r->n_problems = t->n_problems;
     return rs_fail(err, "%s: %zu of %zu signatures do not fit their files; nothing was written", t->o->signatures,
                    r->n_problems, t->count);
 }
 
+/* The walk, into the journal. */
+static int find_signatures(tree_job *t, rs_error *err)
+{
+    int rc = rs_attach_journal_open(t, err);
+
+    if (rc == 0 && t->in_place)
+        rc = note_root(t, err);
+    if (rc == 0)
+        rc = rs_walk_tree(t->o->signatures, &(rs_walk_opts){ .skip_hidden = true }, collect, t, err);
+    if (rc == 0)
+        rc = rs_attach_journal_end_walk(t, err);
+    if (rc == 0 && t->count == 0)
+        rc = rs_fail(err, "%s: no .sig files", t->o->signatures);
+    return rc;
+}
+
+/* Every entry checked before any file is written. */
+static int check_all(tree_job *t, rs_attach_tree_report *report, rs_error *err)
+{
+    int rc;
+
+    report->n_files = t->count;
+    rs_progress_total(t->o->progress, t->count);
+    rc = rs_attach_each_window(t, check_window, true, err);
+    report->needs_cert = t->needs_cert;
+    if (rc == 0 && t->in_place)
+        rc = rs_attach_note_same_files(t, err);
+    if (rc == 0)
+        rc = take_problems(t, report, err);
+    if (rc == 0 && t->o->checked)
+        t->o->checked(t->o->checked_ctx);
+    return rc;
+}
+
+/* Every file written before any is renamed into place. */
+static int write_all(tree_job *t, rs_error *err)
+{
+    t->written = true;
+    if (rs_attach_each_window(t, write_window, true, err) < 0)
+        return -1;
+    /* Everything is written; one sync, and only renames remain. */
+    if (rs_sync_filesystem(t->o->output ? t->o->output : t->o->root, err) < 0)
+        return -1;
+    return rs_attach_each_window(t, commit_window, true, err);
+}
+
 int rs_attach_tree(const rs_attach_tree_options *o, rs_attach_tree_report *report, rs_error *err)
 {
-    tree_job t = { .o = o, .root_fd = -1 };
+    tree_job t = { .o = o, .root_fd = -1, .kept = RS_SPILL_INIT, .names = RS_SPILL_INIT };
     int rc;
 
     memset(report, 0, sizeof(*report));
     if ((t.root_fd = open(o->root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
         return rs_fail(err, "%s: %s", o->root, strerror(errno));
     t.in_place = writes_in_place(&t);
-    rc = rs_walk_tree(o->signatures, &(rs_walk_opts){ .skip_hidden = true }, collect, &t, err);
-    if (rc == 0 && t.count == 0)
-        rc = rs_fail(err, "%s: no .sig files", o->signatures);
-    report->n_files = t.count;
-    rs_progress_total(o->progress, t.count);
-    if (rc == 0) {
-        rc = rs_batch_run(t.count, o->jobs, rs_attach_check_one, &t, err);
-        report->needs_cert = t.needs_cert;
-    }
-    if (rc == 0 && t.in_place)
-        rc = note_same_files(&t, err);
+    rc = find_signatures(&t, err);
     if (rc == 0)
-        rc = take_problems(&t, report, err);
-    if (rc == 0 && o->checked)
-        o->checked(o->checked_ctx);
+        rc = check_all(&t, report, err);
     if (rc == 0)
-        rc = rs_batch_run(t.count, o->jobs, rs_attach_write_one, &t, err);
-    /* Everything is written; one sync, and only renames remain. */
-    if (rc == 0)
-        rc = rs_sync_filesystem(o->output ? o->output : o->root, err);
-    for (size_t i = 0; rc == 0 && i < t.count; i++)
-        rc = commit(&t, entry_at(&t, i), err);
-    job_free(&t);
+        rc = write_all(&t, err);
+    job_free(&t, rc);
     close(t.root_fd);
     return rc;
 }

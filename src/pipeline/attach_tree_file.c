@@ -1,6 +1,7 @@
 /* attach-tree, one file at a time: its signature checked against it, then
  * the file written with it into a temporary kept for the commit. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,24 @@ static bool same_file(const file_id *a, const file_id *b)
            a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
+/* In place, whether the tree may hold another name of this file
+ * (attach_tree_same.c): more than one link, or reached through a symlink
+ * (its real path is not the root's joined with its own), or through a
+ * mount other than the root's. When in doubt, it may. */
+static bool may_have_second_name(const tree_job *t, const entry *e, int fd, const struct stat *st)
+{
+    size_t n = strcmp(t->real_root, "/") ? strlen(t->real_root) : 0;
+    struct statx sx;
+
+    if (st->st_nlink > 1 || !t->root_mount)
+        return true;
+    if (strncmp(e->write_path, t->real_root, n) || e->write_path[n] != '/' || strcmp(e->write_path + n + 1, e->rel))
+        return true;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
+        return true;
+    return sx.stx_mnt_id != t->root_mount;
+}
+
 /* Whether the image already carries these exact bytes among its
  * signatures: a second run over a tree (after an interrupted one, say)
  * then leaves the file alone instead of adding the same signature again. */
@@ -91,7 +110,7 @@ static int carries(rs_image *img, const rs_bytes *sig, bool *found, rs_error *er
 int rs_attach_check_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
-    entry *e = entry_at(t, i);
+    entry *e = &t->win[i];
     _cleanup_free_ char *sig_path = joined_path(t->o->signatures, e, ".sig"), *path = target_path(t, e);
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     _cleanup_bytes_ rs_bytes sig = { 0 };
@@ -106,26 +125,27 @@ int rs_attach_check_one(void *ctx, size_t i, rs_error *err)
         rs_error_prefix(&why, "%s", sig_path);
         return note_problem(e, sig_path, &why);
     }
-    rs_sha256(sig.data, sig.len, e->sig_sha256);
+    rs_sha256(sig.data, sig.len, e->k.sig_sha256);
     if (open_target(t, e, path, &img, &why) < 0)
         return note_problem(e, path, &why);
     if (fstat(img.in.fd, &st) < 0) {
         rs_fail(&why, "%s", strerror(errno));
         return note_problem(e, path, &why);
     }
-    e->checked = file_id_of(&st);
+    e->k.checked = file_id_of(&st);
     if (t->in_place && rs_replace_path(path, img.in.fd, &e->write_path, &why) < 0)
         return note_problem(e, path, &why);
+    e->k.maybe_shared = t->in_place && may_have_second_name(t, e, img.in.fd, &st);
     /* Said once for the whole tree, not once per module. */
     if (img.format->binding_needs_cert && !t->o->cert) {
         t->needs_cert = true;
         return rs_fail(err, "%s signatures carry no certificate: --cert is needed to check them",
                        img.format->name);
     }
-    if (carries(&img, &sig, &e->carried, &why) < 0)
+    if (carries(&img, &sig, &e->k.carried, &why) < 0)
         return note_problem(e, path, &why);
     max = img.format->max_signatures;
-    if (!e->carried && max && img.format->count(&img) >= max) {
+    if (!e->k.carried && max && img.format->count(&img) >= max) {
         rs_fail(&why, "already carries a signature");
         return note_problem(e, path, &why);
     }
@@ -147,7 +167,7 @@ static int read_checked_sig(const tree_job *t, const entry *e, rs_bytes *sig, rs
     if (rs_read_file(path, MAX_SIG, sig, err) < 0)
         return rs_error_prefix(err, "%s", path);
     rs_sha256(sig->data, sig->len, now);
-    if (memcmp(now, e->sig_sha256, sizeof(now)))
+    if (memcmp(now, e->k.sig_sha256, sizeof(now)))
         return rs_fail(err, "%s: changed since it was checked; nothing was written", path);
     return 0;
 }
@@ -155,30 +175,30 @@ static int read_checked_sig(const tree_job *t, const entry *e, rs_bytes *sig, rs
 int rs_attach_write_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
-    entry *e = entry_at(t, i);
+    entry *e = &t->win[i];
     _cleanup_free_ char *in = target_path(t, e), *out = NULL;
     _cleanup_image_ rs_image img = { .in.fd = -1 };
     _cleanup_output_ rs_output written = { .fd = -1 };
     _cleanup_bytes_ rs_bytes sig = { 0 };
-    rs_edit edit = { .remove_index = -1, .append = &sig, .n_append = e->carried ? 0 : 1 };
+    rs_edit edit = { .remove_index = -1, .append = &sig, .n_append = e->k.carried ? 0 : 1 };
     struct stat st;
     file_id now;
 
-    if (e->carried && t->in_place) {
+    if (e->k.carried && t->in_place) {
         rs_progress_signed(t->o->progress);
         return 0;
     }
     if (!in || !(out = rs_attach_write_path(t, e)))
         return rs_fail(err, "out of memory");
-    if (!e->carried && read_checked_sig(t, e, &sig, err) < 0)
+    if (!e->k.carried && read_checked_sig(t, e, &sig, err) < 0)
         return -1;
     if (open_target(t, e, in, &img, err) < 0)
         return -1;
-    if (fstat(img.in.fd, &st) < 0 || (now = file_id_of(&st), !same_file(&e->checked, &now)))
+    if (fstat(img.in.fd, &st) < 0 || (now = file_id_of(&st), !same_file(&e->k.checked, &now)))
         return rs_fail(err, "%s: changed since its signature was checked; nothing was written", in);
     if (rs_mkdir_parents(out, err) < 0 || rs_output_open(&written, out, img.in.mode, err) < 0)
         return -1;
-    if (img.format->write(&img, &edit, &written, err) < 0 || rs_output_keep(&written, &e->out, err) < 0)
+    if (img.format->write(&img, &edit, &written, err) < 0 || rs_output_keep(&written, &e->k.out, err) < 0)
         return rs_error_prefix(err, "%s", out);
     rs_progress_signed(t->o->progress);
     return 0;

@@ -4,6 +4,7 @@
  * the refusal is the rewrite's doing. The PE image and the key are made
  * here. */
 #include <fcntl.h>
+#include <ftw.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "formats/format.h"
 #include "harness.h"
 #include "ops/ops.h"
@@ -172,10 +174,162 @@ static void run(const uint8_t *pe, void (*change)(void *), int want_rc, const ch
     rs_attach_tree_report_free(&report);
 }
 
+/* ---- many files: attach-tree keeps its entries in a journal and reads
+ * it back a window at a time; these cross windows (1,024 entries). ---- */
+
+#define MANY 2500
+
+static void many_rel(char *out, size_t cap, const char *dir, size_t i, const char *suffix)
+{
+    snprintf(out, cap, "%s/d%zu/f%04zu.efi%s", dir, i / 1000, i, suffix);
+}
+
+/* many/sigs and many/root: every file a copy of the image, every
+ * signature a copy of its signature (so one can change alone). */
+static void make_many(const uint8_t *pe, const rs_bytes *sig)
+{
+    char rel[256];
+
+    make_dir("many");
+    make_dir("many/sigs");
+    make_dir("many/root");
+    for (size_t d = 0; d <= (MANY - 1) / 1000; d++) {
+        snprintf(rel, sizeof(rel), "many/sigs/d%zu", d);
+        make_dir(rel);
+        snprintf(rel, sizeof(rel), "many/root/d%zu", d);
+        make_dir(rel);
+    }
+    for (size_t i = 0; i < MANY; i++) {
+        many_rel(rel, sizeof(rel), "many/sigs", i, ".sig");
+        write_bytes(rel, sig->data, sig->len);
+        many_rel(rel, sizeof(rel), "many/root", i, "");
+        write_bytes(rel, pe, 0x600);
+    }
+}
+
+static size_t files_found;
+
+static int count_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)path, (void)st, (void)ftw;
+    files_found += type == FTW_F;
+    return 0;
+}
+
+/* Regular files below dir (temporaries too, whose names start with a dot). */
+static size_t files_below(const char *rel)
+{
+    char path[512];
+
+    path_of(path, sizeof(path), rel);
+    files_found = 0;
+    nftw(path, count_file, 16, FTW_PHYS);
+    return files_found;
+}
+
+/* Files of the tree signed: larger than the image by their signature. */
+static size_t signed_below(const char *dir)
+{
+    char rel[256], path[600];
+    size_t n = 0;
+    struct stat st;
+
+    for (size_t i = 0; i < MANY; i++) {
+        many_rel(rel, sizeof(rel), dir, i, "");
+        path_of(path, sizeof(path), rel);
+        n += stat(path, &st) == 0 && st.st_size > 0x600;
+    }
+    return n;
+}
+
+/* The signature of a file in the third window, changed after the check. */
+static void swap_late_signature(void *ctx)
+{
+    char rel[256], path[600];
+    FILE *f;
+
+    (void)ctx;
+    many_rel(rel, sizeof(rel), "many/sigs", 2200, ".sig");
+    path_of(path, sizeof(path), rel);
+    if (!(f = fopen(path, "a")) || fputc(0, f) == EOF || fclose(f) != 0)
+        abort();
+}
+
+static int run_many(const char *out, void (*change)(void *), rs_attach_tree_report *report, rs_error *err)
+{
+    char sigs[512], root[512], output[512];
+    rs_attach_tree_options o = { .signatures = sigs, .root = root, .output = out ? output : NULL, .jobs = 2 };
+
+    path_of(sigs, sizeof(sigs), "many/sigs");
+    path_of(root, sizeof(root), "many/root");
+    if (out)
+        path_of(output, sizeof(output), out);
+    o.checked = change;
+    return rs_attach_tree(&o, report, err);
+}
+
+static void test_many_elsewhere(void)
+{
+    rs_attach_tree_report report;
+    rs_error err = { 0 };
+
+    CHECK(run_many("many/out", NULL, &report, &err) == 0);
+    CHECK(report.n_files == MANY);
+    CHECK(signed_below("many/out") == MANY);
+    CHECK(files_below("many/out") == MANY);
+    rs_attach_tree_report_free(&report);
+    /* A signature changed in the third window, once the first two are
+     * written: refused, and the temporaries of all three are removed. */
+    CHECK(run_many("many/out-swapped", swap_late_signature, &report, &err) == -1);
+    CHECK(strstr(err.msg, "f2200.efi.sig: changed since it was checked") != NULL);
+    CHECK(files_below("many/out-swapped") == 0);
+    rs_attach_tree_report_free(&report);
+}
+
+/* In place, two names of one file far apart in the walk: a hard link in
+ * the third window to a file in the first, and a symlink. Both refused,
+ * in the walk's order, each naming the other name; nothing written. */
+static void test_many_in_place(const uint8_t *pe)
+{
+    char first[256], link_rel[256], path[600], target[600];
+    rs_attach_tree_report report;
+    rs_error err = { 0 };
+
+    many_rel(first, sizeof(first), "many/root", 3, "");
+    many_rel(link_rel, sizeof(link_rel), "many/root", 2400, "");
+    path_of(target, sizeof(target), first);
+    path_of(path, sizeof(path), link_rel);
+    CHECK(unlink(path) == 0 && link(target, path) == 0);
+    many_rel(link_rel, sizeof(link_rel), "many/root", 2450, "");
+    path_of(path, sizeof(path), link_rel);
+    CHECK(unlink(path) == 0 && symlink("../d0/f0005.efi", path) == 0);
+    CHECK(run_many(NULL, NULL, &report, &err) == -1);
+    CHECK(report.n_problems == 2);
+    CHECK(report.n_problems == 2 && strstr(report.problems[0], "d2/f2400.efi: the same file as ") &&
+          strstr(report.problems[0], "d0/f0003.efi; in place"));
+    CHECK(report.n_problems == 2 && strstr(report.problems[1], "d2/f2450.efi: the same file as ") &&
+          strstr(report.problems[1], "d0/f0005.efi; in place"));
+    CHECK(signed_below("many/root") == 0);
+    rs_attach_tree_report_free(&report);
+    /* Apart again, the tree is signed in place. */
+    CHECK(unlink(path) == 0);
+    write_bytes(link_rel, pe, 0x600);
+    many_rel(link_rel, sizeof(link_rel), "many/root", 2400, "");
+    path_of(path, sizeof(path), link_rel);
+    CHECK(unlink(path) == 0);
+    write_bytes(link_rel, pe, 0x600);
+    CHECK(run_many(NULL, NULL, &report, &err) == 0);
+    CHECK(signed_below("many/root") == MANY);
+    CHECK(files_below("many/root") == MANY);
+    rs_attach_tree_report_free(&report);
+}
+
 int main(void)
 {
     static uint8_t pe[0x600];
     char cmd[600];
+    rs_bytes sig = { 0 };
+    rs_error err;
 
     if (!mkdtemp(top))
         abort();
@@ -190,6 +344,14 @@ int main(void)
     /* Signatures are not held from check to write, but read again: one
      * changed in between is refused, and nothing is written. */
     run(pe, swap_signature, -1, "app.efi.sig: changed since it was checked; nothing was written");
+    make_signature();
+    path_of(cmd, sizeof(cmd), "sigs/app.efi.sig");
+    if (rs_read_file(cmd, 1 << 20, &sig, &err) < 0)
+        abort();
+    make_many(pe, &sig);
+    rs_bytes_free(&sig);
+    test_many_elsewhere();
+    test_many_in_place(pe);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
     if (system(cmd) != 0)
         CHECK(!"clean up");
