@@ -135,6 +135,7 @@ static void roff_environment(FILE *f, const rs_command *cmd)
     bool service = !strcmp(cmd->name, "service"), children = service || !strcmp(cmd->name, "sign-template");
     bool timed = children || !strcmp(cmd->name, "sign") || !strcmp(cmd->name, "efi");
     bool keys = service || uses_option(cmd, "key"), token = keys || !strcmp(cmd->name, "token");
+    bool journal = !strcmp(cmd->name, "attach-tree");
 
     fputs(".SH ENVIRONMENT\n", f);
     if (timed)
@@ -148,6 +149,9 @@ static void roff_environment(FILE *f, const rs_command *cmd)
                                        "(as the kernel's sign\\-file reads it).");
     if (children)
         env_item(f, "PATH, TMPDIR", "Passed to dpkg\\-source and gpgv, which get no other variable but LC_ALL=C.UTF\\-8.");
+    if (journal)
+        env_item(f, "TMPDIR", "Where the journal of the files checked is kept, in two unnamed temporary\n"
+                              "files (128 bytes a file and its paths; /tmp when unset).");
     if (service) {
         env_item(f, "NOTIFY_SOCKET", "Set by systemd: readiness, status and watchdog pings are sent there.");
         env_item(f, "WATCHDOG_USEC, WATCHDOG_PID", "Set by systemd: how often to ping the watchdog.");
@@ -155,7 +159,7 @@ static void roff_environment(FILE *f, const rs_command *cmd)
         env_item(f, "JOURNAL_STREAM", "Set by systemd: when standard error is the journal, each message is\n"
                                       "sent as a structured journal entry.");
     }
-    if (!timed && !token && !uses_option(cmd, "pass"))
+    if (!timed && !token && !journal && !uses_option(cmd, "pass"))
         fputs("No environment variable changes what this command does.\n", f);
 }
 
