@@ -411,6 +411,24 @@ check "... also with ROOT given as OUTROOT" bash -c "
     '$REPROSIGN' attach-tree --quiet --signatures '$sigs' --root '$WORK/link-root2' --output '$WORK/link-root2/' &&
     test -L '$WORK/link-root2/usr/lib/shim/fbx64.efi' &&
     sbverify --cert '$WORK/db.crt' '$WORK/link-root2/usr/lib/shim/fb-real.efi' >/dev/null"
+# Two names of one file through a bind mount inside the root (no link, no
+# symlink: only the mount tells), in a mount namespace of the test's own.
+mkdir -p "$WORK/bind-root/usr/lib/shim" "$WORK/bind-root/usr/lib/shim-bound" "$WORK/bind-sigs/usr/lib/shim" \
+    "$WORK/bind-sigs/usr/lib/shim-bound"
+cp "$unsigned_root/usr/lib/shim/fbx64.efi" "$WORK/bind-root/usr/lib/shim/"
+cp "$sigs/usr/lib/shim/fbx64.efi.sig" "$WORK/bind-sigs/usr/lib/shim/"
+cp "$sigs/usr/lib/shim/fbx64.efi.sig" "$WORK/bind-sigs/usr/lib/shim-bound/"
+unshare_mount=$([ "$(id -u)" = 0 ] && echo "unshare -m" || echo "unshare -rm")
+if ! $unshare_mount true 2>/dev/null; then
+    leave_out "a bind mount needs a mount namespace, which this machine does not give"
+else
+    $unshare_mount bash -c "mount --bind '$WORK/bind-root/usr/lib/shim' '$WORK/bind-root/usr/lib/shim-bound' &&
+        '$REPROSIGN' attach-tree --quiet --signatures '$WORK/bind-sigs' --root '$WORK/bind-root'" 2>"$WORK/bind.err"
+    rc=$?
+    check "attach-tree in place refuses two signatures for one file seen through a bind mount" test "$rc" -eq 1
+    check "... naming both" grep -q 'bind-root/usr/lib/shim/fbx64.efi: the same file as .*bind-root/usr/lib/shim-bound/fbx64.efi' "$WORK/bind.err"
+    check "... and writes nothing" cmp "$WORK/bind-root/usr/lib/shim/fbx64.efi" "$unsigned_root/usr/lib/shim/fbx64.efi"
+fi
 # A second run, or one after an interrupted run, leaves a file that already
 # carries its signature as it is instead of adding the signature again.
 mkdir -p "$WORK/again-root/usr/lib"
