@@ -67,12 +67,12 @@ int rs_attach_journal_add(tree_job *t, const char *rel, rs_error *err)
     size_t len = strlen(rel) - 4;   /* without ".sig" */
     entry_kept *k = &t->win_kept[t->n];
 
+    if (len > UINT32_MAX)
+        return rs_fail(err, "%s: name too long", rel);
     /* Zeroed whole, padding too: the record is written out as it is. */
     memset(k, 0, sizeof(*k));
     k->rel_at = t->win_names.len;
     k->rel_len = (uint32_t)len;
-    if (len > UINT32_MAX)
-        return rs_fail(err, "%s: name too long", rel);
     if (rs_bytes_append(&t->win_names, rel, len, err) < 0 || rs_bytes_append(&t->win_names, "", 1, err) < 0)
         return -1;
     return ++t->n == WINDOW ? end_walk_window(t, err) : 0;
@@ -162,11 +162,12 @@ static int store_window(tree_job *t, rs_error *err)
 int rs_attach_each_window(tree_job *t, rs_attach_window_step step, bool store, rs_error *err)
 {
     for (t->first = 0; t->first < t->count; t->first += t->n) {
-        int rc = load_window(t, err);
         rs_error ignored;
+        int rc;
 
-        if (rc == 0)
-            rc = step(t, err);
+        if (load_window(t, err) < 0)
+            return -1;
+        rc = step(t, err);
         /* What the step did is kept even when it failed: the files it
          * wrote must be found again, to be removed. */
         if (store && store_window(t, rc == 0 ? err : &ignored) < 0)
@@ -191,7 +192,7 @@ int rs_attach_journal_keep_write_paths(tree_job *t, bool keep, rs_error *err)
 
             e->k.write_path_at = t->win_write_paths.len;
             e->k.write_path_len = (uint32_t)len;
-            if (len > UINT32_MAX || len == 0)
+            if (len > UINT32_MAX)
                 rc = rs_fail(err, "%s: path too long", e->write_path);
             else
                 rc = rs_bytes_append(&t->win_write_paths, e->write_path, len + 1, err);
