@@ -107,14 +107,15 @@ static int take_as_named(void *ctx, const char *name, const char *label, int fd,
     for (size_t i = first_named(p, name); i < p->n && !strcmp(p->items[i]->file->path, name); i++) {
         rs_sign_item *it = p->items[i];
         uint64_t before = rs_hashed_bytes();
+        rs_digest d;
 
         if (strcmp(img.format->sig_type, rs_sig_type_name(it->file->type)) ||
-            img.format->digest(&img, p->j->o->sign.md, &it->digest, &ignored) < 0)
+            img.format->digest(&img, p->j->o->sign.md, &d, &ignored) < 0 ||
+            rs_sign_item_keep_digest(p->j, it, &d, &ignored) < 0)
             continue;
         if (rs_check_embedded_trust(&img, it->pkg, it->file->path, p->j->allowed, p->j->n_allowed, err) < 0)
             return -1;
         it->format = img.format;
-        it->size = img.in.size;
         rs_progress_hashed(p->j->o->progress, rs_hashed_bytes() - before);
     }
     return interrupted(err);
@@ -165,6 +166,7 @@ int rs_sign_digest_as_named(rs_sign_job *j, rs_error *err)
 static int digest_image(rs_sign_job *j, rs_sign_item *it, rs_image *img, rs_error *err)
 {
     uint64_t before;
+    rs_digest d;
 
     if (strcmp(img->format->sig_type, rs_sig_type_name(it->file->type)) != 0)
         return rs_fail(err, "package %s: %s: declared %s, but the file is a %s file", it->pkg->name, it->file->path,
@@ -172,10 +174,11 @@ static int digest_image(rs_sign_job *j, rs_sign_item *it, rs_image *img, rs_erro
     if (rs_check_embedded_trust(img, it->pkg, it->file->path, j->allowed, j->n_allowed, err) < 0)
         return -1;
     before = rs_hashed_bytes();
-    if (img->format->digest(img, j->o->sign.md, &it->digest, err) < 0)
+    if (img->format->digest(img, j->o->sign.md, &d, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
+    if (rs_sign_item_keep_digest(j, it, &d, err) < 0)
+        return -1;
     it->format = img->format;
-    it->size = img->in.size;
     rs_progress_hashed(j->o->progress, rs_hashed_bytes() - before);
     return 0;
 }

@@ -13,19 +13,19 @@
 #include "pipeline/tarball.h"
 #include "pipeline/template.h"
 
-/* One file to sign. */
+/* One file to sign. Kept small: there is one for every listed file from
+ * the plan to the end. Its signature name (PKG/PATH.sig) is made when it
+ * is needed, and its digest is kept in the job's digests, at the size of
+ * the digest algorithm's output. */
 typedef struct rs_sign_item {
     const rs_sign_package *pkg;
     const rs_sign_file *file;
     rs_pkgtree *tree;
     char *resolved;              /* name inside the package; may be file->path itself */
-    char *sig_name;              /* package/path.sig, below signatures/ */
     const rs_format *format;     /* set once the file is checked and digested */
-    rs_digest digest;
-    uint64_t size;
     rs_bytes sig;
-    unsigned char sig_sha256[SHA256_DIGEST_LENGTH];
     size_t order;                /* its place in signatures.tar.gz */
+    unsigned char sig_sha256[SHA256_DIGEST_LENGTH];
 } rs_sign_item;
 
 typedef struct rs_sign_manifest rs_sign_manifest;
@@ -37,6 +37,9 @@ typedef struct rs_sign_job {
     rs_sign_item *items;         /* in files.json order */
     size_t n_items;
     rs_sign_item **by_name;      /* the items in signatures.tar.gz order */
+    unsigned char *digests;      /* digest_len bytes for each item, in files.json order */
+    size_t digest_len;
+    char *tar_name;              /* the tarball's writer's current entry name */
     char *work;                  /* the hidden directory that becomes OUTDIR */
     char *sigdir;                /* work/signatures */
     char *source_tree;           /* work/<source>-<version>, when the template has one */
@@ -54,6 +57,12 @@ int rs_sign_check_trusted_certs(rs_sign_job *j, rs_error *err);
 int rs_sign_plan_items(rs_sign_job *j, rs_error *err);
 int rs_sign_plan_resolve(rs_sign_job *j, rs_error *err);
 void rs_sign_plan_free(rs_sign_job *j);
+/* An item's signature name, PKG/PATH.sig below signatures/, newly
+ * allocated; NULL when out of memory. */
+char *rs_sign_item_sig_name(const rs_sign_item *it);
+/* An item's digest, as kept, and kept. */
+void rs_sign_item_digest(const rs_sign_job *j, const rs_sign_item *it, rs_digest *out);
+int rs_sign_item_keep_digest(rs_sign_job *j, const rs_sign_item *it, const rs_digest *d, rs_error *err);
 
 /* sign_digest.c: open every file, check its type, digest it. */
 int rs_sign_digest_as_named(rs_sign_job *j, rs_error *err);

@@ -1,6 +1,8 @@
 /* The sign_template planner: refusals that need no file contents, one
  * item per listed file with its package chosen, the items in
  * signatures.tar.gz order; then every path resolved inside its package. */
+#include <openssl/evp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,17 +87,63 @@ static int add_package_items(rs_sign_job *j, const rs_sign_package *pkg, rs_erro
         rs_sign_item *it = &j->items[j->n_items++];
 
         *it = (rs_sign_item){ .pkg = pkg, .file = &pkg->files[f], .tree = tree };
-        if (asprintf(&it->sig_name, "%s/%s.sig", pkg->name, pkg->files[f].path) < 0) {
-            it->sig_name = NULL;
-            return rs_fail(err, "out of memory");
-        }
     }
     return 0;
 }
 
+char *rs_sign_item_sig_name(const rs_sign_item *it)
+{
+    char *name;
+
+    return asprintf(&name, "%s/%s.sig", it->pkg->name, it->file->path) < 0 ? NULL : name;
+}
+
+/* PATH.sig against PATH2.sig in rs_tarball_path_cmp's order, without
+ * making either. */
+static int cmp_sig_paths(const char *a, const char *b)
+{
+    static const char suffix[] = ".sig";
+    const char *sa = suffix, *sb = suffix;
+    int ra, rb;
+
+    while (*a && *a == *b)
+        a++, b++;
+    /* One path may end where the other goes on: its ".sig" goes on. */
+    if (!*a)
+        a = sa, sa = "";
+    if (!*b)
+        b = sb, sb = "";
+    while (*a && *a == *b) {
+        a++, b++;
+        if (!*a)
+            a = sa, sa = "";
+        if (!*b)
+            b = sb, sb = "";
+    }
+    ra = !*a ? 0 : *a == '/' ? 1 : 2 + (unsigned char)*a;
+    rb = !*b ? 0 : *b == '/' ? 1 : 2 + (unsigned char)*b;
+    return ra - rb;
+}
+
+/* PKG/PATH.sig in rs_tarball_path_cmp's order. A package name holds no
+ * '/', so two names of one package compare as their PATH.sig, and names
+ * of two packages as the packages' names (where one name ends, its '/'
+ * ranks below any byte of the other). */
 static int cmp_sig_name(const void *a, const void *b)
 {
-    return rs_tarball_path_cmp((*(rs_sign_item *const *)a)->sig_name, (*(rs_sign_item *const *)b)->sig_name);
+    const rs_sign_item *x = *(rs_sign_item *const *)a, *y = *(rs_sign_item *const *)b;
+
+    int c = x->pkg == y->pkg ? 0 : rs_tarball_path_cmp(x->pkg->name, y->pkg->name);
+
+    return c ? c : cmp_sig_paths(x->file->path, y->file->path);
+}
+
+/* Whether b's PATH lies below a's PATH.sig. */
+static bool below_sig_of(const rs_sign_item *a, const rs_sign_item *b)
+{
+    size_t n = strlen(a->file->path);
+
+    return a->pkg == b->pkg && !strncmp(a->file->path, b->file->path, n) && !strncmp(b->file->path + n, ".sig/", 5);
 }
 
 /* Sorted, two signatures that would land on one path, or a signature
@@ -111,14 +159,28 @@ static int order_items(rs_sign_job *j, rs_error *err)
         j->by_name[i]->order = i;
     for (size_t i = 1; i < j->n_items; i++) {
         const rs_sign_item *a = j->by_name[i - 1], *b = j->by_name[i];
-        size_t n = strlen(a->sig_name);
 
-        if (!strcmp(a->sig_name, b->sig_name))
+        if (cmp_sig_name(&j->by_name[i - 1], &j->by_name[i]) == 0)
             return rs_fail(err, "package %s: %s is listed twice", a->pkg->name, a->file->path);
-        if (!strncmp(a->sig_name, b->sig_name, n) && b->sig_name[n] == '/')
+        if (below_sig_of(a, b))
             return rs_fail(err, "package %s: %s.sig would be both the signature of %s and a directory above %s's",
                            a->pkg->name, a->file->path, a->file->path, b->file->path);
     }
+    return 0;
+}
+
+void rs_sign_item_digest(const rs_sign_job *j, const rs_sign_item *it, rs_digest *out)
+{
+    *out = (rs_digest){ .md = j->o->sign.md, .len = (unsigned)j->digest_len };
+    memcpy(out->bytes, j->digests + (size_t)(it - j->items) * j->digest_len, j->digest_len);
+}
+
+int rs_sign_item_keep_digest(rs_sign_job *j, const rs_sign_item *it, const rs_digest *d, rs_error *err)
+{
+    if (d->md != j->o->sign.md || d->len != j->digest_len)
+        return rs_fail(err, "package %s: %s: digest of %u bytes, not %zu", it->pkg->name, it->file->path, d->len,
+                       j->digest_len);
+    memcpy(j->digests + (size_t)(it - j->items) * j->digest_len, d->bytes, d->len);
     return 0;
 }
 
@@ -130,7 +192,8 @@ int rs_sign_plan_items(rs_sign_job *j, rs_error *err)
         total += j->tpl.files.packages[p].n_files;
     if (total == 0)
         return rs_fail(err, "the template lists no files to sign");
-    if (!(j->items = calloc(total, sizeof(*j->items))))
+    j->digest_len = (size_t)EVP_MD_get_size(j->o->sign.md);
+    if (!(j->items = calloc(total, sizeof(*j->items))) || !(j->digests = calloc(total, j->digest_len)))
         return rs_fail(err, "out of memory");
     for (size_t p = 0; p < j->tpl.files.n_packages; p++)
         if (add_package_items(j, &j->tpl.files.packages[p], err) < 0)
@@ -162,10 +225,13 @@ void rs_sign_plan_free(rs_sign_job *j)
     for (size_t i = 0; i < j->n_items; i++) {
         if (j->items[i].resolved != j->items[i].file->path)
             free(j->items[i].resolved);
-        free(j->items[i].sig_name);
         rs_bytes_free(&j->items[i].sig);
     }
     free(j->items);
+    free(j->digests);
+    free(j->tar_name);
+    j->digests = NULL;
+    j->tar_name = NULL;
     free(j->by_name);
     for (size_t a = 0; a < j->n_allowed; a++)
         free(j->allowed[a]);

@@ -10,11 +10,11 @@
 #include "crypto/ossl.h"
 #include "pipeline/sign_job.h"
 
-static int write_sig(const char *base, const rs_sign_item *it, rs_error *err)
+static int write_sig(const char *base, const char *sig_name, const rs_sign_item *it, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
 
-    if (!(path = rs_path_join(base, it->sig_name)))
+    if (!(path = rs_path_join(base, sig_name)))
         return rs_fail(err, "out of memory");
     return rs_write_new_file(path, it->sig.data, it->sig.len, 0644, err);
 }
@@ -43,11 +43,13 @@ static int sign_item(rs_sign_job *j, rs_sign_item *it, rs_error *err)
 {
     _cleanup_free_ char *name = NULL;
     _cleanup_close_ int image_fd = -1;
+    rs_digest digest;
 
     if (!(name = rs_path_join(it->pkg->name, it->file->path)))
         return rs_fail(err, "out of memory");
+    rs_sign_item_digest(j, it, &digest);
     if (reopen_for_signer(j, it, &image_fd, err) < 0 ||
-        rs_image_signer_sign(j->o->signers[it->file->type], it->format, &it->digest, &j->o->sign, name, image_fd,
+        rs_image_signer_sign(j->o->signers[it->file->type], it->format, &digest, &j->o->sign, name, image_fd,
                              &it->sig, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
     rs_sha256(it->sig.data, it->sig.len, it->sig_sha256);
@@ -83,10 +85,13 @@ static int tar_entry(void *ctx, size_t k, const char **path, const void **data, 
      * 0..k are signed: their manifest entries follow. */
     if (k > 0)
         rs_bytes_free(&j->by_name[k - 1]->sig);
-    if (write_sig(j->sigdir, it, err) < 0 || rs_sign_manifest_advance(j, k + 1, err) < 0)
+    free(j->tar_name);
+    if (!(j->tar_name = rs_sign_item_sig_name(it)))
+        return rs_fail(err, "out of memory");
+    if (write_sig(j->sigdir, j->tar_name, it, err) < 0 || rs_sign_manifest_advance(j, k + 1, err) < 0)
         return -1;
 
-    *path = it->sig_name;
+    *path = j->tar_name;   /* until the next entry: the tarball copies what it keeps */
     *data = it->sig.data;
     *len = it->sig.len;
     return 0;

@@ -20,9 +20,9 @@
 /* debian/signatures/ of the source tree: the files of signatures/, linked. */
 static int link_sig(const rs_sign_job *j, const char *base, const rs_sign_item *it, rs_error *err)
 {
-    _cleanup_free_ char *from = NULL, *to = NULL;
+    _cleanup_free_ char *name = rs_sign_item_sig_name(it), *from = NULL, *to = NULL;
 
-    if (!(from = rs_path_join(j->sigdir, it->sig_name)) || !(to = rs_path_join(base, it->sig_name)))
+    if (!name || !(from = rs_path_join(j->sigdir, name)) || !(to = rs_path_join(base, name)))
         return rs_fail(err, "out of memory");
     if (rs_mkdir_parents(to, err) < 0)
         return -1;

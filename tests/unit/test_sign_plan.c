@@ -2,6 +2,8 @@
  * listed file, in files.json order, its package chosen and its path
  * resolved inside it; the items in signatures.tar.gz order; and the
  * refusals that need no file contents. */
+#include <openssl/evp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "base/file.h"
 #include "harness.h"
 #include "pipeline/sign_job.h"
+#include "pipeline/tarball.h"
 
 static char top[] = "/tmp/reprosign-plan.XXXXXX";
 
@@ -20,7 +23,7 @@ static int plan(const char *json, rs_sign_job *j, rs_sign_template_options *o, r
 {
     char pkgs[600];
 
-    *o = (rs_sign_template_options){ 0 };
+    *o = (rs_sign_template_options){ .sign.md = EVP_sha256() };
     *j = (rs_sign_job){ .o = o };
     memset(err, 0, sizeof(*err));
     snprintf(pkgs, sizeof(pkgs), "%s/pkgs", top);
@@ -29,6 +32,15 @@ static int plan(const char *json, rs_sign_job *j, rs_sign_template_options *o, r
     if (rs_sign_plan_items(j, err) < 0)
         return -1;
     return rs_sign_plan_resolve(j, err);
+}
+
+static bool sig_name_is(const rs_sign_item *it, const char *want)
+{
+    char *name = rs_sign_item_sig_name(it);
+    bool same = name && !strcmp(name, want);
+
+    free(name);
+    return same;
 }
 
 static void unplan(rs_sign_job *j)
@@ -62,20 +74,108 @@ static void items_and_order(void)
             const rs_sign_item *it = &j.items[i];
 
             if (!strcmp(it->file->path, "boot/vmlinuz"))
-                CHECK(!strcmp(it->resolved, "boot/vmlinuz-6.1") && !strcmp(it->sig_name, "alpha/boot/vmlinuz.sig"));
+                CHECK(!strcmp(it->resolved, "boot/vmlinuz-6.1") && sig_name_is(it, "alpha/boot/vmlinuz.sig"));
             else
                 CHECK(!strcmp(it->resolved, it->file->path));
         }
         /* Tarball order: a directory's entries sort as if its name ended
          * in '/', so lib/a/c.ko.sig comes before lib/a-b.ko.sig. */
-        CHECK(!strcmp(j.by_name[0]->sig_name, "alpha/boot/vmlinuz.sig"));
-        CHECK(!strcmp(j.by_name[1]->sig_name, "alpha/lib/a/c.ko.sig"));
-        CHECK(!strcmp(j.by_name[2]->sig_name, "alpha/lib/a-b.ko.sig"));
-        CHECK(!strcmp(j.by_name[3]->sig_name, "zeta/b.efi.sig"));
+        CHECK(sig_name_is(j.by_name[0], "alpha/boot/vmlinuz.sig"));
+        CHECK(sig_name_is(j.by_name[1], "alpha/lib/a/c.ko.sig"));
+        CHECK(sig_name_is(j.by_name[2], "alpha/lib/a-b.ko.sig"));
+        CHECK(sig_name_is(j.by_name[3], "zeta/b.efi.sig"));
         for (size_t k = 0; k < j.n_items; k++)
             CHECK(!j.by_name[k]->format);   /* nothing is read by the planner */
     }
     unplan(&j);
+}
+
+/* The tarball's order and its refusals, found without making the names
+ * PKG/PATH.sig, against the same made and sorted by rs_tarball_path_cmp:
+ * random paths from a few bytes that sort around '/' and ".sig". */
+#define PROP_FILES 12
+
+static int cmp_made(const void *a, const void *b)
+{
+    return rs_tarball_path_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Components "." and ".." make no valid path: they become "s" and "ss". */
+static void undot(char *path)
+{
+    for (char *c = path; *c;) {
+        size_t n = strcspn(c, "/");
+
+        if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+            memset(c, 's', n);
+        c += n + (c[n] == '/');
+    }
+}
+
+static void random_path(char *out, unsigned *seed)
+{
+    static const char bytes[] = "as.ig-/";
+    size_t n = 1 + (size_t)(rand_r(seed) % 9), k = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        char c = bytes[rand_r(seed) % (sizeof(bytes) - 1)];
+
+        if (c == '/' && (k == 0 || out[k - 1] == '/'))
+            c = 'a';
+        out[k++] = c;
+    }
+    if (out[k - 1] == '/')
+        out[k++] = 'g';
+    out[k] = '\0';
+    undot(out);
+}
+
+static void one_property_case(unsigned seed)
+{
+    char paths[PROP_FILES][16], json[4096], *made[PROP_FILES];
+    size_t len, n = 0;
+    rs_sign_template_options o = { .sign.md = EVP_sha256() };
+    rs_sign_job j = { .o = &o };
+    rs_error err = { 0 };
+    char pkgs[600];
+    const char *conflict = NULL;
+    int rc;
+
+    len = (size_t)snprintf(json, sizeof(json), "{\"packages\": {\"alpha\": {\"trusted_certs\": [], \"files\": [");
+    for (size_t i = 0; i < PROP_FILES; i++) {
+        random_path(paths[i], &seed);
+        len += (size_t)snprintf(json + len, sizeof(json) - len, "%s{\"sig_type\": \"efi\", \"file\": \"%s\"}",
+                                i ? ", " : "", paths[i]);
+        if (asprintf(&made[n], "alpha/%s.sig", paths[i]) >= 0)
+            n++;
+    }
+    snprintf(json + len, sizeof(json) - len, "]}}}");
+    qsort(made, n, sizeof(*made), cmp_made);
+    for (size_t i = 1; i < n && !conflict; i++) {
+        size_t k = strlen(made[i - 1]);
+
+        if (!strcmp(made[i - 1], made[i]))
+            conflict = "is listed twice";
+        else if (!strncmp(made[i - 1], made[i], k) && made[i][k] == '/')
+            conflict = "would be both the signature of";
+    }
+    snprintf(pkgs, sizeof(pkgs), "%s/pkgs", top);
+    CHECK(rs_files_json_parse(json, strlen(json), &j.tpl.files, &err) == 0 && rs_pkgset_scan(pkgs, &j.inputs, &err) == 0);
+    rc = rs_sign_plan_items(&j, &err);
+    CHECK(conflict ? rc == -1 && strstr(err.msg, conflict) : rc == 0);
+    for (size_t k = 0; rc == 0 && k < j.n_items && k < n; k++)
+        CHECK(sig_name_is(j.by_name[k], made[k]));
+    if (conflict ? rc != -1 : rc != 0)
+        fprintf(stderr, "seed %u: %s\n", seed, err.msg);
+    for (size_t i = 0; i < n; i++)
+        free(made[i]);
+    unplan(&j);
+}
+
+static void order_property(void)
+{
+    for (unsigned seed = 1; seed <= 3000; seed++)
+        one_property_case(seed);
 }
 
 static void refusals(void)
@@ -157,6 +257,7 @@ int main(void)
     harness_put(top, "pkgs/zeta/b.efi", "image");
 
     items_and_order();
+    order_property();
     refusals();
     trusted_certs();
     rs_remove_tree(top);
