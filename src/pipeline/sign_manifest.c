@@ -16,17 +16,16 @@
 /* The digest the key itself signed, for the log: the image digest where
  * the key signs that directly (modules), else the signed attributes'
  * digest, rebuilt as the signature was (ops/offline.h). */
-static int key_signed_digest(const rs_sign_job *j, const rs_sign_item *it, char out[RS_DIGEST_STR], rs_error *err)
+static int key_signed_digest(const rs_sign_job *j, const rs_sign_item *it, const rs_digest *digest,
+                             char out[RS_DIGEST_STR], rs_error *err)
 {
     _cleanup_(rs_offline_request_free) rs_offline_request r = { 0 };
-    rs_digest digest;
 
-    rs_sign_item_digest(j, it, &digest);
     if (it->format->key_signs_image_digest) {
-        rs_digest_format(&digest, out, RS_DIGEST_STR);
+        rs_digest_format(digest, out, RS_DIGEST_STR);
         return 0;
     }
-    if (rs_offline_prepare_digest(it->format, &digest, j->o->signers[it->file->type]->cert, NULL, &j->o->sign,
+    if (rs_offline_prepare_digest(it->format, digest, j->o->signers[it->file->type]->cert, NULL, &j->o->sign,
                                   &r, err) < 0)
         return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
     rs_digest_format(&r.tbs, out, RS_DIGEST_STR);
@@ -66,9 +65,9 @@ static int write_manifest_entry(FILE *f, const rs_sign_job *j, const manifest_si
 
     rs_digest image_digest;
 
-    if (key_signed_digest(j, it, tbs, err) < 0)
-        return -1;
     rs_sign_item_digest(j, it, &image_digest);
+    if (key_signed_digest(j, it, &image_digest, tbs, err) < 0)
+        return -1;
     rs_digest_format(&image_digest, digest, sizeof(digest));
     rs_hex(it->sig_sha256, sizeof(it->sig_sha256), sig);
     fputs("    {", f);
