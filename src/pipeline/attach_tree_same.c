@@ -37,32 +37,41 @@ static int cmp_id(const void *a, const void *b)
     return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
+/* items, holding n of cap items of size bytes, with room for one more:
+ * moved if need be; NULL when out of memory. */
+static void *room_for_one(void *items, size_t n, size_t *cap, size_t size, rs_error *err)
+{
+    size_t more = *cap ? 2 * *cap : 16;
+    void *grown;
+
+    if (n < *cap)
+        return items;
+    if (!(grown = reallocarray(items, more, size))) {
+        rs_fail(err, "out of memory");
+        return NULL;
+    }
+    *cap = more;
+    return grown;
+}
+
 int rs_attach_add_shared(tree_job *t, const file_id *id, rs_error *err)
 {
-    if (t->n_shared == t->cap_shared) {
-        size_t cap = t->cap_shared ? 2 * t->cap_shared : 16;
-        file_id *grown = reallocarray(t->shared, cap, sizeof(*grown));
+    file_id *shared = room_for_one(t->shared, t->n_shared, &t->cap_shared, sizeof(*shared), err);
 
-        if (!grown)
-            return rs_fail(err, "out of memory");
-        t->shared = grown;
-        t->cap_shared = cap;
-    }
+    if (!shared)
+        return -1;
+    t->shared = shared;
     t->shared[t->n_shared++] = *id;
     return 0;
 }
 
 static int add_member(members *s, const entry *e, size_t index, rs_error *err)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        member *grown = reallocarray(s->m, cap, sizeof(*grown));
+    member *m = room_for_one(s->m, s->n, &s->cap, sizeof(*m), err);
 
-        if (!grown)
-            return rs_fail(err, "out of memory");
-        s->m = grown;
-        s->cap = cap;
-    }
+    if (!m)
+        return -1;
+    s->m = m;
     if (!(s->m[s->n].rel = strdup(e->rel)))
         return rs_fail(err, "out of memory");
     s->m[s->n].dev = e->k.checked.dev;
