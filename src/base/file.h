@@ -175,6 +175,10 @@ bool rs_name_has_suffix(const char *name, const char *suffix);
  * position alone. */
 int rs_write_all(int fd, const void *data, size_t len);
 int rs_pwrite_all(int fd, const void *data, size_t len, off_t off);
+/* Reads len bytes at off, resuming after signals and short reads; the
+ * bytes read (fewer than len only at the end of the file), or -1 with
+ * errno set. */
+ssize_t rs_pread_all(int fd, void *buf, size_t len, off_t off);
 
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);

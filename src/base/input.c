@@ -84,23 +84,32 @@ void rs_input_close(rs_input *in)
     }
 }
 
-static int read_at(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err)
+ssize_t rs_pread_all(int fd, void *buf, size_t len, off_t off)
 {
-    uint8_t *p = buf;
+    size_t done = 0;
 
-    while (len) {
-        ssize_t n = pread(in->fd, p, len, (off_t)off);
+    while (done < len) {
+        ssize_t n = pread(fd, (uint8_t *)buf + done, len - done, off + (off_t)done);
 
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            return rs_fail(err, "read failed: %s", strerror(errno));
+            return -1;
         if (n == 0)
-            return rs_fail(err, "file shrank while being read");
-        p += n;
-        off += (uint64_t)n;
-        len -= (size_t)n;
+            break;
+        done += (size_t)n;
     }
+    return (ssize_t)done;
+}
+
+static int read_at(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err)
+{
+    ssize_t n = rs_pread_all(in->fd, buf, len, (off_t)off);
+
+    if (n < 0)
+        return rs_fail(err, "read failed: %s", strerror(errno));
+    if ((size_t)n < len)
+        return rs_fail(err, "file shrank while being read");
     return 0;
 }
 

@@ -59,18 +59,13 @@ int rs_spill_append(rs_spill *s, const void *data, size_t n, uint64_t *at, rs_er
 
 int rs_spill_read(const rs_spill *s, uint64_t at, void *data, size_t n, rs_error *err)
 {
+    ssize_t r;
+
     if (in_spill(s, at, n, err) < 0)
         return -1;
-    for (size_t done = 0; done < n;) {
-        ssize_t r = pread(s->fd, (char *)data + done, n - done, (off_t)(at + done));
-
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return rs_fail(err, "%s: cannot read a temporary file: %s", spill_dir(),
-                           r < 0 ? strerror(errno) : "it is shorter than written");
-        done += (size_t)r;
-    }
+    if ((r = rs_pread_all(s->fd, data, n, (off_t)at)) < 0 || (size_t)r < n)
+        return rs_fail(err, "%s: cannot read a temporary file: %s", spill_dir(),
+                       r < 0 ? strerror(errno) : "it is shorter than written");
     return 0;
 }
 
