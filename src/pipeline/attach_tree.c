@@ -43,12 +43,9 @@ static bool writes_in_place(const tree_job *t)
  * (attach_tree_same.c): the root's real path, and its mount. */
 static int note_root(tree_job *t, rs_error *err)
 {
-    struct statx sx;
-
     if (!(t->real_root = realpath(t->o->root, NULL)))
         return rs_fail(err, "%s: %s", t->o->root, strerror(errno));
-    if (statx(t->root_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
-        t->root_mount = sx.stx_mnt_id;
+    t->root_mount = rs_attach_mount_id(t->root_fd);
     return 0;
 }
 

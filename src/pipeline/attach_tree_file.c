@@ -78,15 +78,21 @@ static bool same_file(const file_id *a, const file_id *b)
 static bool may_have_second_name(const tree_job *t, const entry *e, int fd, const struct stat *st)
 {
     size_t n = strcmp(t->real_root, "/") ? strlen(t->real_root) : 0;
-    struct statx sx;
 
     if (st->st_nlink > 1 || !t->root_mount)
         return true;
     if (strncmp(e->write_path, t->real_root, n) || e->write_path[n] != '/' || strcmp(e->write_path + n + 1, e->rel))
         return true;
+    return rs_attach_mount_id(fd) != t->root_mount;
+}
+
+uint64_t rs_attach_mount_id(int fd)
+{
+    struct statx sx;
+
     if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
-        return true;
-    return sx.stx_mnt_id != t->root_mount;
+        return 0;
+    return sx.stx_mnt_id;
 }
 
 /* Whether the image already carries these exact bytes among its

@@ -84,6 +84,8 @@ char *rs_attach_write_path(const tree_job *t, const entry *e);
  * against its file; write the file with it, kept for the commit. */
 int rs_attach_check_one(void *ctx, size_t i, rs_error *err);
 int rs_attach_write_one(void *ctx, size_t i, rs_error *err);
+/* The id of the mount fd was reached through; 0 when the kernel cannot tell. */
+uint64_t rs_attach_mount_id(int fd);
 
 /* attach_tree_journal.c */
 int rs_attach_journal_open(tree_job *t, rs_error *err);
