@@ -98,33 +98,6 @@ char *rs_sign_item_sig_name(const rs_sign_item *it)
     return asprintf(&name, "%s/%s.sig", it->pkg->name, it->file->path) < 0 ? NULL : name;
 }
 
-/* PATH.sig against PATH2.sig in rs_tarball_path_cmp's order, without
- * making either. */
-static int cmp_sig_paths(const char *a, const char *b)
-{
-    static const char suffix[] = ".sig";
-    const char *sa = suffix, *sb = suffix;
-    int ra, rb;
-
-    while (*a && *a == *b)
-        a++, b++;
-    /* One path may end where the other goes on: its ".sig" goes on. */
-    if (!*a)
-        a = sa, sa = "";
-    if (!*b)
-        b = sb, sb = "";
-    while (*a && *a == *b) {
-        a++, b++;
-        if (!*a)
-            a = sa, sa = "";
-        if (!*b)
-            b = sb, sb = "";
-    }
-    ra = !*a ? 0 : *a == '/' ? 1 : 2 + (unsigned char)*a;
-    rb = !*b ? 0 : *b == '/' ? 1 : 2 + (unsigned char)*b;
-    return ra - rb;
-}
-
 /* PKG/PATH.sig in rs_tarball_path_cmp's order. A package name holds no
  * '/', so two names of one package compare as their PATH.sig, and names
  * of two packages as the packages' names (where one name ends, its '/'
@@ -135,7 +108,7 @@ static int cmp_sig_name(const void *a, const void *b)
 
     int c = x->pkg == y->pkg ? 0 : rs_tarball_path_cmp(x->pkg->name, y->pkg->name);
 
-    return c ? c : cmp_sig_paths(x->file->path, y->file->path);
+    return c ? c : rs_tarball_suffixed_cmp(x->file->path, y->file->path, ".sig");
 }
 
 /* Whether b's PATH lies below a's PATH.sig. */

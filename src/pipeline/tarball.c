@@ -100,16 +100,30 @@ int rs_tarball_commit(rs_tarball *t, rs_error *err)
     return rs_output_commit(&t->out, err);
 }
 
-int rs_tarball_path_cmp(const char *a, const char *b)
+int rs_tarball_suffixed_cmp(const char *a, const char *b, const char *suffix)
 {
+    const char *sa = suffix, *sb = suffix;
     int ra, rb;
 
-    while (*a && *a == *b)
+    /* Where a string ends, its suffix goes on; where that ends, the end. */
+    for (;;) {
+        if (!*a && *sa)
+            a = sa, sa = "";
+        if (!*b && *sb)
+            b = sb, sb = "";
+        if (!*a || *a != *b)
+            break;
         a++, b++;
+    }
     /* Ranks: the end of the path, then '/', then every other byte. */
     ra = !*a ? 0 : *a == '/' ? 1 : 2 + (unsigned char)*a;
     rb = !*b ? 0 : *b == '/' ? 1 : 2 + (unsigned char)*b;
     return ra - rb;
+}
+
+int rs_tarball_path_cmp(const char *a, const char *b)
+{
+    return rs_tarball_suffixed_cmp(a, b, "");
 }
 
 /* Entries out of order would break the directory bookkeeping below, and

@@ -18,6 +18,8 @@ int rs_tarball_write(const char *dir, const char *output, time_t mtime, rs_error
  * directory in byte order. For whole paths that is byte order with '/'
  * below every other byte, so "a/b" comes before "a-b" and "a.b". */
 int rs_tarball_path_cmp(const char *a, const char *b);
+/* The same for a+suffix against b+suffix, without making either. */
+int rs_tarball_suffixed_cmp(const char *a, const char *b, const char *suffix);
 
 /* The same tarball built from memory: files are added in
  * rs_tarball_path_cmp order, and the directories above each one come

@@ -208,6 +208,10 @@ int main(void)
     CHECK(rs_tarball_path_cmp("a/b", "a-b") < 0 && rs_tarball_path_cmp("a/b", "a.b") < 0);
     CHECK(rs_tarball_path_cmp("a", "a/b") < 0 && rs_tarball_path_cmp("a/b", "a!b") < 0);
     CHECK(rs_tarball_path_cmp("a\xc3\xa9", "a/z") > 0 && rs_tarball_path_cmp("ab", "ab") == 0);
+    /* With a suffix, as if it were written on: x.sig before x.sig/y.sig, x.s before x.sig. */
+    CHECK(rs_tarball_suffixed_cmp("x", "x.sig/y", ".sig") < 0 && rs_tarball_suffixed_cmp("x.sig/y", "x", ".sig") > 0);
+    CHECK(rs_tarball_suffixed_cmp("x", "x.s", ".sig") > 0 && rs_tarball_suffixed_cmp("ab", "a", ".sig") > 0);
+    CHECK(rs_tarball_suffixed_cmp("a/b", "a", ".sig") < 0 && rs_tarball_suffixed_cmp("x", "x", ".sig") == 0);
 
     /* The reference: the tree on disk. */
     snprintf(path, sizeof(path), "%s/tree", dir);
