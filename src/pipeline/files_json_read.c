@@ -57,11 +57,27 @@ static int parse_trusted_certs(rs_sign_package *p, const json_t *arr, rs_error *
     return 0;
 }
 
+/* Kept in the model, or handed to the sink. */
+static int keep_file(rs_files_json *fj, rs_sign_package *p, rs_sign_file *f, rs_error *err)
+{
+    p->types |= 1u << f->type;
+    if (fj->sink) {
+        if (fj->sink->add(fj->sink->ctx, (size_t)(p - fj->packages), f, err) < 0)
+            return -1;
+    } else if (!(f->path = rs_strpool_dup(&fj->paths, f->path))) {
+        return rs_fail(err, "out of memory");
+    } else {
+        p->files[p->n_files] = *f;
+    }
+    p->n_files++;
+    return 0;
+}
+
 static int parse_file(rs_files_json *fj, rs_sign_package *p, const json_t *entry, size_t index, rs_error *err)
 {
     const char *type = json_string_value(json_object_get(entry, "sig_type"));
     const char *path = json_string_value(json_object_get(entry, "file"));
-    rs_sign_file *f = &p->files[p->n_files];
+    rs_sign_file file = { .path = (char *)path }, *f = &file;
 
     if (!json_is_object(entry) || !type || !path)
         return rs_fail(err, "package %s: files[%zu] needs string \"sig_type\" and \"file\"", p->name, index);
@@ -74,10 +90,7 @@ static int parse_file(rs_files_json *fj, rs_sign_package *p, const json_t *entry
     if (!rs_valid_relative_path(path))
         return rs_fail(err, "package %s: '%s': file paths must be relative, without '..' or empty components",
                        p->name, path);
-    if (!(f->path = rs_strpool_dup(&fj->paths, path)))
-        return rs_fail(err, "out of memory");
-    p->n_files++;
-    return 0;
+    return keep_file(fj, p, f, err);
 }
 
 typedef struct reader {
@@ -131,14 +144,14 @@ static int read_files(reader *r, rs_sign_package *p, rs_error *err)
     size_t i = 0, cap = 16;
     int more;
 
-    if (!(p->files = calloc(cap, sizeof(*p->files))))
+    if (!r->fj->sink && !(p->files = calloc(cap, sizeof(*p->files))))
         return rs_fail(err, "out of memory");
     while ((more = rs_json_stream_element(&r->s, &i, err)) > 0) {
         _cleanup_(json_decrefp) json_t *entry = NULL;
 
         if (i > MAX_ENTRIES)
             return rs_fail(err, "package %s: more than %d files", p->name, MAX_ENTRIES);
-        if (p->n_files + 1 >= cap) {
+        if (!r->fj->sink && p->n_files + 1 >= cap) {
             size_t n = cap ? cap * 2 : 16;
             rs_sign_file *grown = realloc(p->files, n * sizeof(*grown));
 
@@ -299,13 +312,15 @@ static int read_document(reader *r, seen_keys *top, rs_error *err)
     return 0;
 }
 
-static int read_stream(rs_json_read_fn read, void *ctx, rs_files_json *out, rs_error *err)
+static int read_stream(rs_json_read_fn read, void *ctx, const rs_files_json_sink *sink, rs_files_json *out,
+                       rs_error *err)
 {
     seen_keys top = { .n = 0 };
     reader r = { .fj = out };
     int rc;
 
     memset(out, 0, sizeof(*out));
+    out->sink = sink;
     rs_json_stream_init(&r.s, read, ctx, MAX_VALUE, RS_MAX_FILES_JSON);
     rc = read_document(&r, &top, err);
     seen_keys_free(&top);
@@ -315,9 +330,9 @@ static int read_stream(rs_json_read_fn read, void *ctx, rs_files_json *out, rs_e
     return rc;
 }
 
-int rs_files_json_read(int fd, rs_files_json *out, rs_error *err)
+int rs_files_json_read(int fd, const rs_files_json_sink *sink, rs_files_json *out, rs_error *err)
 {
-    return read_stream(rs_json_read_fd, &fd, out, err);
+    return read_stream(rs_json_read_fd, &fd, sink, out, err);
 }
 
 typedef struct memory_input {
@@ -344,10 +359,18 @@ int rs_files_json_parse_chunked(const char *text, size_t len, size_t chunk, rs_f
 {
     memory_input m = { text, len, chunk };
 
-    return read_stream(read_memory, &m, out, err);
+    return read_stream(read_memory, &m, NULL, out, err);
 }
 
 int rs_files_json_parse(const char *text, size_t len, rs_files_json *out, rs_error *err)
 {
     return rs_files_json_parse_chunked(text, len, 0, out, err);
+}
+
+int rs_files_json_parse_to(const char *text, size_t len, const rs_files_json_sink *sink, rs_files_json *out,
+                           rs_error *err)
+{
+    memory_input m = { text, len, 0 };
+
+    return read_stream(read_memory, &m, sink, out, err);
 }

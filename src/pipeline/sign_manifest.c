@@ -25,9 +25,9 @@ static int key_signed_digest(const rs_sign_job *j, const rs_sign_item *it, const
         rs_digest_format(digest, out, RS_DIGEST_STR);
         return 0;
     }
-    if (rs_offline_prepare_digest(it->format, digest, j->o->signers[it->file->type]->cert, NULL, &j->o->sign,
+    if (rs_offline_prepare_digest(it->format, digest, j->o->signers[it->rec.type]->cert, NULL, &j->o->sign,
                                   &r, err) < 0)
-        return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->file->path);
+        return rs_error_prefix(err, "package %s: %s", it->pkg->name, it->path);
     rs_digest_format(&r.tbs, out, RS_DIGEST_STR);
     return 0;
 }
@@ -55,11 +55,11 @@ static int write_manifest_entry(FILE *f, const rs_sign_job *j, const manifest_si
     char digest[RS_DIGEST_STR], tbs[RS_DIGEST_STR], sig[2 * SHA256_DIGEST_LENGTH + 1];
     const char *members[][2] = {
         { "package", it->pkg->name },
-        { "path", it->file->path },
-        { "sig_type", rs_sig_type_name(it->file->type) },
+        { "path", it->path },
+        { "sig_type", rs_sig_type_name((rs_sig_type)it->rec.type) },
         { "signed_digest", digest },
         { "tbs_digest", tbs },
-        { "signer_fingerprint", m->fpr[it->file->type] },
+        { "signer_fingerprint", m->fpr[it->rec.type] },
         { "signature_sha256", sig },
     };
 
@@ -79,11 +79,17 @@ static int write_manifest_entry(FILE *f, const rs_sign_job *j, const manifest_si
     return 0;
 }
 
+/* Records read from the store at once, for the entries to come. */
+#define MANIFEST_BATCH 256
+
 struct rs_sign_manifest {
     FILE *f;
     char *path, *tmp;
     manifest_signers signers;
     size_t next;       /* the first entry, in files.json order, not yet written */
+    rs_sign_record batch[MANIFEST_BATCH];
+    size_t batch_first, batch_n;
+    rs_bytes batch_paths;   /* the batch's paths, one after the other */
 };
 
 void rs_sign_manifest_free(rs_sign_manifest *m)
@@ -96,6 +102,7 @@ void rs_sign_manifest_free(rs_sign_manifest *m)
         unlink(m->tmp);
     free(m->path);
     free(m->tmp);
+    rs_bytes_free(&m->batch_paths);
     free(m);
 }
 
@@ -135,14 +142,53 @@ int rs_sign_manifest_open(rs_sign_job *j, rs_error *err)
     return 0;
 }
 
+/* The records from m->next on, and their paths: the store's records are
+ * not written to once the files are checked. */
+static int read_batch(rs_sign_job *j, rs_sign_manifest *m, rs_error *err)
+{
+    size_t n = j->n_items - m->next < MANIFEST_BATCH ? j->n_items - m->next : MANIFEST_BATCH;
+
+    m->batch_first = m->next;
+    m->batch_n = 0;
+    if (rs_spill_read(&j->records, (uint64_t)m->next * sizeof(rs_sign_record), m->batch, n * sizeof(rs_sign_record),
+                      err) < 0 ||
+        rs_sign_store_read_paths(j, m->batch, n, &m->batch_paths, err) < 0)
+        return -1;
+    m->batch_n = n;
+    return 0;
+}
+
+/* Entry m->next, if its file is signed (1), else 0. */
+static int signed_entry(rs_sign_job *j, rs_sign_manifest *m, size_t signed_count, rs_sign_item *it, rs_error *err)
+{
+    const rs_sign_record *rec;
+
+    if ((m->next < m->batch_first || m->next >= m->batch_first + m->batch_n) && read_batch(j, m, err) < 0)
+        return -1;
+    rec = &m->batch[m->next - m->batch_first];
+    if (rec->order >= signed_count)
+        return 0;
+    if (rec->pkg >= j->tpl.files.n_packages || rec->type >= RS_SIG_TYPES)
+        return rs_fail(err, "temporary file: a record that was not written");
+    *it = (rs_sign_item){ .rec = *rec, .index = m->next, .pkg = &j->tpl.files.packages[rec->pkg] };
+    it->format = rs_format_for_sig_type(rs_sig_type_name((rs_sig_type)rec->type));
+    it->path = (const char *)m->batch_paths.data + (rec->path_at - m->batch[0].path_at);
+    return rs_sign_store_hash(j, (size_t)rec->order, it->sig_sha256, err) < 0 ? -1 : 1;
+}
+
 /* Every entry whose file is signed, up to the first that is not: signed
  * is the number of files signed, from the first, in tarball order. */
 int rs_sign_manifest_advance(rs_sign_job *j, size_t signed_count, rs_error *err)
 {
     rs_sign_manifest *m = j->manifest;
+    int rc;
 
-    for (; m->next < j->n_items && j->items[m->next].order < signed_count; m->next++) {
-        if (write_manifest_entry(m->f, j, &m->signers, &j->items[m->next], err) < 0)
+    for (; m->next < j->n_items; m->next++) {
+        rs_sign_item it;
+
+        if ((rc = signed_entry(j, m, signed_count, &it, err)) <= 0)
+            return rc;
+        if (write_manifest_entry(m->f, j, &m->signers, &it, err) < 0)
             return -1;
         fputs(m->next + 1 == j->n_items ? "\n" : ",\n", m->f);
     }

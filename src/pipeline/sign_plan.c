@@ -1,6 +1,5 @@
-/* The sign_template planner: refusals that need no file contents, one
- * item per listed file with its package chosen, the items in
- * signatures.tar.gz order; then every path resolved inside its package. */
+/* The sign_template planner: refusals that need no file contents, each
+ * package's source chosen, the items put in signatures.tar.gz order. */
 #include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -72,145 +71,79 @@ int rs_sign_check_trusted_certs(rs_sign_job *j, rs_error *err)
     return rc;
 }
 
-/* One item for each of pkg's files, all read from the one package the
- * template means by pkg's name. */
-static int add_package_items(rs_sign_job *j, const rs_sign_package *pkg, rs_error *err)
+/* The one package the template means by pkg's name, for all its files. */
+static int choose_package(rs_sign_job *j, size_t p, rs_error *err)
 {
+    const rs_sign_package *pkg = &j->tpl.files.packages[p];
     _cleanup_free_ char *pinned = NULL;
     const char *want = rs_template_wanted_version(&j->tpl, pkg->name, &pinned);
-    rs_pkgtree *tree;
 
-    if (rs_pkgset_choose(&j->inputs, pkg->name, want, &tree, err) < 0 ||
-        rs_check_source_binding(j->tpl.source, pkg->name, tree, &j->o->foreign_sources, err) < 0)
+    if (rs_pkgset_choose(&j->inputs, pkg->name, want, &j->trees[p], err) < 0)
         return -1;
-    for (size_t f = 0; f < pkg->n_files; f++) {
-        rs_sign_item *it = &j->items[j->n_items++];
-
-        *it = (rs_sign_item){ .pkg = pkg, .file = &pkg->files[f], .tree = tree };
-    }
-    return 0;
+    return rs_check_source_binding(j->tpl.source, pkg->name, j->trees[p], &j->o->foreign_sources, err);
 }
 
 char *rs_sign_item_sig_name(const rs_sign_item *it)
 {
     char *name;
 
-    return asprintf(&name, "%s/%s.sig", it->pkg->name, it->file->path) < 0 ? NULL : name;
-}
-
-/* PKG/PATH.sig in rs_tarball_path_cmp's order. A package name holds no
- * '/', so two names of one package compare as their PATH.sig, and names
- * of two packages as the packages' names (where one name ends, its '/'
- * ranks below any byte of the other). */
-static int cmp_sig_name(const void *a, const void *b)
-{
-    const rs_sign_item *x = *(rs_sign_item *const *)a, *y = *(rs_sign_item *const *)b;
-
-    int c = x->pkg == y->pkg ? 0 : rs_tarball_path_cmp(x->pkg->name, y->pkg->name);
-
-    return c ? c : rs_tarball_suffixed_cmp(x->file->path, y->file->path, ".sig");
-}
-
-/* Whether b's PATH lies below a's PATH.sig. */
-static bool below_sig_of(const rs_sign_item *a, const rs_sign_item *b)
-{
-    size_t n = strlen(a->file->path);
-
-    return a->pkg == b->pkg && !strncmp(a->file->path, b->file->path, n) && !strncmp(b->file->path + n, ".sig/", 5);
-}
-
-/* Sorted, two signatures that would land on one path, or a signature
- * where another needs a directory, are next to each other. */
-static int order_items(rs_sign_job *j, rs_error *err)
-{
-    if (!(j->by_name = calloc(j->n_items, sizeof(*j->by_name))))
-        return rs_fail(err, "out of memory");
-    for (size_t i = 0; i < j->n_items; i++)
-        j->by_name[i] = &j->items[i];
-    qsort(j->by_name, j->n_items, sizeof(*j->by_name), cmp_sig_name);
-    for (size_t i = 0; i < j->n_items; i++)
-        j->by_name[i]->order = i;
-    for (size_t i = 1; i < j->n_items; i++) {
-        const rs_sign_item *a = j->by_name[i - 1], *b = j->by_name[i];
-
-        if (cmp_sig_name(&j->by_name[i - 1], &j->by_name[i]) == 0)
-            return rs_fail(err, "package %s: %s is listed twice", a->pkg->name, a->file->path);
-        if (below_sig_of(a, b))
-            return rs_fail(err, "package %s: %s.sig would be both the signature of %s and a directory above %s's",
-                           a->pkg->name, a->file->path, a->file->path, b->file->path);
-    }
-    return 0;
+    return asprintf(&name, "%s/%s.sig", it->pkg->name, it->path) < 0 ? NULL : name;
 }
 
 void rs_sign_item_digest(const rs_sign_job *j, const rs_sign_item *it, rs_digest *out)
 {
     *out = (rs_digest){ .md = j->o->sign.md, .len = (unsigned)j->digest_len };
-    memcpy(out->bytes, j->digests + (size_t)(it - j->items) * j->digest_len, j->digest_len);
+    memcpy(out->bytes, it->rec.digest, j->digest_len);
 }
 
-int rs_sign_item_keep_digest(rs_sign_job *j, const rs_sign_item *it, const rs_digest *d, rs_error *err)
+int rs_sign_item_keep_digest(rs_sign_job *j, rs_sign_item *it, const rs_digest *d, rs_error *err)
 {
     if (d->md != j->o->sign.md || d->len != j->digest_len)
-        return rs_fail(err, "package %s: %s: digest of %u bytes, not %zu", it->pkg->name, it->file->path, d->len,
+        return rs_fail(err, "package %s: %s: digest of %u bytes, not %zu", it->pkg->name, it->path, d->len,
                        j->digest_len);
-    memcpy(j->digests + (size_t)(it - j->items) * j->digest_len, d->bytes, d->len);
+    memcpy(it->rec.digest, d->bytes, d->len);
     return 0;
 }
 
+/* The files are in the store (the template's sink put them there as
+ * files.json was read), one package's after another's. */
 int rs_sign_plan_items(rs_sign_job *j, rs_error *err)
 {
-    size_t total = 0;
+    size_t n_packages = j->tpl.files.n_packages, first = 0;
 
-    for (size_t p = 0; p < j->tpl.files.n_packages; p++)
-        total += j->tpl.files.packages[p].n_files;
-    if (total == 0)
+    if (rs_sign_store_flush(j, err) < 0)
+        return -1;
+    if (j->n_items == 0)
         return rs_fail(err, "the template lists no files to sign");
     j->digest_len = (size_t)EVP_MD_get_size(j->o->sign.md);
-    if (!(j->items = calloc(total, sizeof(*j->items))) || !(j->digests = calloc(total, j->digest_len)))
+    if (j->digest_len > EVP_MAX_MD_SIZE)
+        return rs_fail(err, "a digest of %zu bytes", j->digest_len);
+    if (!(j->trees = calloc(n_packages, sizeof(*j->trees))) || !(j->pkg_first = calloc(n_packages, sizeof(size_t))))
         return rs_fail(err, "out of memory");
-    for (size_t p = 0; p < j->tpl.files.n_packages; p++)
-        if (add_package_items(j, &j->tpl.files.packages[p], err) < 0)
+    for (size_t p = 0; p < n_packages; p++) {
+        j->pkg_first[p] = first;
+        first += j->tpl.files.packages[p].n_files;
+        if (choose_package(j, p, err) < 0)
             return -1;
-    rs_progress_total(j->o->progress, j->n_items);
-    return order_items(j, err);
-}
-
-/* An item read as named from a source where that needs no resolving
- * (pkgsource.h) is resolved already: to its own path, which it shares. */
-int rs_sign_plan_resolve(rs_sign_job *j, rs_error *err)
-{
-    for (size_t i = 0; i < j->n_items; i++) {
-        rs_sign_item *it = &j->items[i];
-
-        if (it->format && it->tree->ops->named_is_resolved) {
-            it->resolved = it->file->path;
-            continue;
-        }
-        if (rs_pkgtree_resolve(it->tree, it->file->path, &it->resolved, err) < 0)
-            return rs_error_prefix(err, "package %s (%s)", it->pkg->name, it->tree->origin);
     }
-    return 0;
+    if (first != j->n_items)
+        return rs_fail(err, "files.json: %zu files listed, %zu kept", first, j->n_items);
+    rs_progress_total(j->o->progress, j->n_items);
+    return rs_sign_order_items(j, err);
 }
-
 
 void rs_sign_plan_free(rs_sign_job *j)
 {
-    for (size_t i = 0; i < j->n_items; i++) {
-        if (j->items[i].resolved != j->items[i].file->path)
-            free(j->items[i].resolved);
-        rs_bytes_free(&j->items[i].sig);
-    }
-    free(j->items);
-    free(j->digests);
+    rs_sign_store_free(j);
+    free(j->trees);
+    free(j->pkg_first);
     free(j->tar_name);
-    j->digests = NULL;
+    j->trees = NULL;
+    j->pkg_first = NULL;
     j->tar_name = NULL;
-    free(j->by_name);
     for (size_t a = 0; a < j->n_allowed; a++)
         free(j->allowed[a]);
     free(j->allowed);
-    j->items = NULL;
-    j->by_name = NULL;
     j->allowed = NULL;
     j->n_items = j->n_allowed = 0;
 }

@@ -18,8 +18,9 @@
 #include "pipeline/source_tree.h"
 
 /* debian/signatures/ of the source tree: the files of signatures/, linked. */
-static int link_sig(const rs_sign_job *j, const char *base, const rs_sign_item *it, rs_error *err)
+static int link_sig(rs_sign_job *j, rs_sign_item *it, void *ctx, rs_error *err)
 {
+    const char *base = ctx;
     _cleanup_free_ char *name = rs_sign_item_sig_name(it), *from = NULL, *to = NULL;
 
     if (!name || !(from = rs_path_join(j->sigdir, name)) || !(to = rs_path_join(base, name)))
@@ -54,7 +55,7 @@ int rs_sign_copy_source_template(rs_sign_job *j, rs_error *err)
     return rs_copy_source_tree(j->tpl.source_dir, j->source_tree, err);
 }
 
-int rs_sign_build_source_package(const rs_sign_job *j, rs_error *err)
+int rs_sign_build_source_package(rs_sign_job *j, rs_error *err)
 {
     _cleanup_free_ char *sigs = NULL;
     time_t mtime = j->mtime;
@@ -63,9 +64,8 @@ int rs_sign_build_source_package(const rs_sign_job *j, rs_error *err)
         return 0;
     if (asprintf(&sigs, "%s/debian/signatures", j->source_tree) < 0)
         return rs_fail(err, "out of memory");
-    for (size_t i = 0; i < j->n_items; i++)
-        if (link_sig(j, sigs, &j->items[i], err) < 0)
-            return -1;
+    if (rs_sign_store_each(j, link_sig, sigs, err) < 0)
+        return -1;
     /* Fixed mtimes, so dpkg-source builds the same tarball every time. */
     if (rs_walk_tree(j->source_tree, NULL, set_mtime, &mtime, err) < 0 ||
         set_mtime(&mtime, "", j->source_tree, NULL, err) < 0)

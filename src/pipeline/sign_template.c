@@ -73,9 +73,9 @@ static int make_workdir(rs_sign_job *j, rs_error *err)
  * before anything is signed, so none is made for nothing. */
 static int prepare(rs_sign_job *j, rs_error *err)
 {
-    if (make_workdir(j, err) < 0)
+    if (make_workdir(j, err) < 0 || rs_sign_store_open(j, err) < 0)
         return -1;
-    if (rs_template_load(j->o->template_spec, j->work, &j->tpl, err) < 0)
+    if (rs_template_load(j->o->template_spec, j->work, &j->sink, &j->tpl, err) < 0)
         return -1;
     if (rs_sign_check_trusted_certs(j, err) < 0 || output_mtime(j, err) < 0)
         return -1;
@@ -92,8 +92,8 @@ static int plan(rs_sign_job *j, rs_error *err)
 
 /* signatures.tar.gz's writer starts before any package is read, so
  * loading libarchive happens meanwhile; it writes the manifest's entries
- * too, as the files are signed. Phase A reads every file as named where
- * that is nearly free, resolves the paths, and reads the rest. */
+ * too, as the files are signed. Phase A checks every file (sign_digest.c)
+ * before phase B signs any. */
 static int check_and_sign(rs_sign_job *j, rs_error *err)
 {
     int rc = rs_sign_manifest_open(j, err);
@@ -101,16 +101,13 @@ static int check_and_sign(rs_sign_job *j, rs_error *err)
     if (rc == 0)
         rc = rs_sign_start_tarball(j, err);
     if (rc == 0)
-        rc = rs_sign_digest_as_named(j, err);
-    if (rc == 0)
-        rc = rs_sign_plan_resolve(j, err);
-    if (rc == 0)
-        rc = rs_sign_digest_all(j, err);
+        rc = rs_sign_check_all(j, err);
     if (rc == 0)
         rc = rs_sign_all(j, err);
     if (rc == 0)
         rc = rs_sign_finish_tarball(j, err);
-    rs_tarball_feed_free(TAKE_PTR(j->feed));   /* stopped before the manifest or the work directory can go */
+    rs_tarball_feed_free(TAKE_PTR(j->feed));   /* stopped before the manifest, the slots or the work directory can go */
+    rs_sign_slots_free(j);
     if (rc == 0)
         rc = rs_sign_manifest_close(j, err);
     rs_sign_manifest_free(TAKE_PTR(j->manifest));

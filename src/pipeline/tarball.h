@@ -47,7 +47,17 @@ typedef struct rs_tarball_feed rs_tarball_feed;
 
 int rs_tarball_feed_start(rs_tarball_feed **f, const char *output, time_t mtime, size_t n, rs_tarball_entry entry,
                           void *ctx, rs_error *err);
+/* File k is ready: k must be under 2 * RS_TARBALL_FEED_AHEAD past the
+ * first file not yet ready, as any file given room is. */
 void rs_tarball_feed_ready(rs_tarball_feed *f, size_t k);
+/* Files are made at most this far ahead of the writer: otherwise, when its
+ * thread gets less of the CPU than the signers, every signature made would
+ * wait in memory for it (a quarter of sign-template's peak at 20,000 files
+ * on a loaded machine). Signatures are under 2 KB: a few MB at most. A
+ * file k given room comes before file written + RS_TARBALL_FEED_AHEAD,
+ * where files 0..written-1 are written. */
+#define RS_TARBALL_FEED_AHEAD 1024
+
 /* Before file k is made: waits while it is too far ahead of the writer, so
  * that files made and not yet written never pile up in memory. -1 with
  * the writer's error once it has failed (so files that would only be

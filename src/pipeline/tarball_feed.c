@@ -10,11 +10,10 @@
 /* A wakeup costs more than writing an entry: the writer waits for a run
  * of entries, not for each one. */
 #define FEED_RUN 32
-/* Files are made at most this far ahead of the writer: otherwise, when its
- * thread gets less of the CPU than the signers, every signature made would
- * wait in memory for it (a quarter of sign-template's peak at 20,000 files
- * on a loaded machine). Signatures are under 2 KB: a few MB at most. */
-#define FEED_AHEAD 1024
+/* Marks of files ready but not yet done, by place modulo this: a file
+ * given room is under RS_TARBALL_FEED_AHEAD past the first not done, so
+ * twice that never wraps onto a mark still wanted. */
+#define FEED_READY (2 * RS_TARBALL_FEED_AHEAD)
 
 struct rs_tarball_feed {
     rs_tarball *t;
@@ -23,7 +22,7 @@ struct rs_tarball_feed {
     rs_tarball_entry entry;
     void *ctx;
     size_t n;
-    bool *ready;
+    bool ready[FEED_READY];   /* file k's mark, at k modulo FEED_READY, once ready and until done */
     size_t done;          /* files 0..done-1 are all ready */
     size_t wake_at;       /* the writer sleeps until done reaches this */
     size_t written;       /* files 0..written-1 are in the tarball */
@@ -105,9 +104,9 @@ static void *feed_main(void *arg)
 void rs_tarball_feed_ready(rs_tarball_feed *f, size_t k)
 {
     pthread_mutex_lock(&f->lock);
-    f->ready[k] = true;
-    while (f->done < f->n && f->ready[f->done])
-        f->done++;
+    f->ready[k % FEED_READY] = true;
+    while (f->done < f->n && f->ready[f->done % FEED_READY])
+        f->ready[f->done++ % FEED_READY] = false;
     if (f->done >= f->wake_at)
         pthread_cond_signal(&f->cond);
     pthread_mutex_unlock(&f->lock);
@@ -120,7 +119,7 @@ int rs_tarball_feed_room(rs_tarball_feed *f, size_t k, rs_error *err)
     int rc = 0;
 
     pthread_mutex_lock(&f->lock);
-    while (!f->failed && !f->stop && k < f->abandoned_at && k >= f->written + FEED_AHEAD) {
+    while (!f->failed && !f->stop && k < f->abandoned_at && k >= f->written + RS_TARBALL_FEED_AHEAD) {
         f->room_waiters++;
         pthread_cond_wait(&f->room, &f->lock);
         f->room_waiters--;
@@ -177,7 +176,6 @@ void rs_tarball_feed_free(rs_tarball_feed *f)
     pthread_cond_destroy(&f->room);
     pthread_mutex_destroy(&f->lock);
     free(f->output);
-    free(f->ready);
     free(f);
 }
 
@@ -199,7 +197,7 @@ int rs_tarball_feed_start(rs_tarball_feed **out, const char *output, time_t mtim
     f->entry = entry;
     f->ctx = ctx;
     f->n = n;
-    if (!(f->ready = calloc(n ? n : 1, sizeof(bool))) || !(f->output = strdup(output)))
+    if (!(f->output = strdup(output)))
         return rs_fail(err, "out of memory");
     if ((e = pthread_create(&f->thread, NULL, feed_main, f)) != 0)
         return rs_fail(err, "cannot start a thread: %s", strerror(e));

@@ -42,7 +42,7 @@ static int read_files_json(rs_template *t, int fd, uint64_t size, rs_error *err)
                        RS_MAX_FILES_JSON);
     if (lseek(fd, 0, SEEK_SET) < 0)
         return rs_fail(err, "%s", strerror(errno));
-    return rs_files_json_read(fd, &t->files, err);
+    return rs_files_json_read(fd, t->files.sink, &t->files, err);
 }
 
 /* A .deb template: files.json streamed from the package. */
@@ -273,13 +273,15 @@ static const struct template_form {
     { is_anything, load_json },   /* a bare files.json */
 };
 
-int rs_template_load(const char *spec, const char *workdir, rs_template *t, rs_error *err)
+int rs_template_load(const char *spec, const char *workdir, const rs_files_json_sink *sink, rs_template *t,
+                     rs_error *err)
 {
     const struct template_form *form = forms;
     struct stat st;
     int rc;
 
     memset(t, 0, sizeof(*t));
+    t->files.sink = sink;
     if (stat(spec, &st) < 0)
         return rs_fail(err, "%s: %s", spec, strerror(errno));
     while (!form->claims(spec, &st))

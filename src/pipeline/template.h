@@ -19,8 +19,10 @@ typedef struct rs_template {
     time_t changelog_time; /* date of the newest changelog entry; 0 if none */
 } rs_template;
 
-/* workdir receives the source-template/ of a .deb template. */
-int rs_template_load(const char *spec, const char *workdir, rs_template *t, rs_error *err);
+/* workdir receives the source-template/ of a .deb template; files.json's
+ * files go to sink, if not NULL (files_json.h). */
+int rs_template_load(const char *spec, const char *workdir, const rs_files_json_sink *sink, rs_template *t,
+                     rs_error *err);
 void rs_template_free(rs_template *t);
 
 /* The binary version a package must have: the template's own version, or

@@ -102,7 +102,7 @@ static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_e
 
     if (mkdir(g->probe, 0700) < 0 || mkdir(g->debs, 0700) < 0)
         return rs_fail(err, "%s: %s", g->dir, strerror(errno));
-    if (rs_template_load(g->template_deb, g->probe, &tpl, err) < 0)
+    if (rs_template_load(g->template_deb, g->probe, NULL, &tpl, err) < 0)
         return rs_error_prefix(err, "template %s", r->package);
     /* Source binding (pipeline/source_binding.h) starts at the request:
      * what dak says it is for is what the template is. */
@@ -115,8 +115,8 @@ static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_e
         _cleanup_free_ char *owned = NULL;
         const char *want = rs_template_wanted_version(&tpl, p->name, &owned);
 
-        for (size_t f = 0; f < p->n_files; f++)
-            used[p->files[f].type] = true;
+        for (int t = 0; t < RS_SIG_TYPES; t++)
+            used[t] |= (p->types >> t) & 1;
         if (!want)
             rc = rs_fail(err, "the template does not say which version of %s it was built against", p->name);
         else

@@ -1,7 +1,8 @@
-/* The sign_template planner (src/pipeline/sign_plan.c): one item per
- * listed file, in files.json order, its package chosen and its path
- * resolved inside it; the items in signatures.tar.gz order; and the
- * refusals that need no file contents. */
+/* The sign_template planner (src/pipeline/sign_plan.c, sign_order.c,
+ * sign_store.c): one item per listed file, kept on disk in files.json
+ * order, its package chosen and its path resolved inside it; the items in
+ * signatures.tar.gz order, sorted in one window or merged from several;
+ * and the refusals that need no file contents. */
 #include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,21 +18,38 @@
 
 static char top[] = "/tmp/reprosign-plan.XXXXXX";
 
-/* Plans files.json `json` against the packages under top/pkgs; returns
- * the planner's result, with the job kept for the caller to look at. */
-static int plan(const char *json, rs_sign_job *j, rs_sign_template_options *o, rs_error *err)
+/* Plans files.json `json` against the packages under top/pkgs, `window`
+ * items to a window (0: the job's own); returns the planner's result,
+ * with the job kept for the caller to look at. */
+static int plan_in_windows(const char *json, size_t window, rs_sign_job *j, rs_sign_template_options *o, rs_error *err)
 {
     char pkgs[600];
 
     *o = (rs_sign_template_options){ .sign.md = EVP_sha256() };
-    *j = (rs_sign_job){ .o = o };
+    *j = (rs_sign_job){ .o = o, .window = window };
     memset(err, 0, sizeof(*err));
     snprintf(pkgs, sizeof(pkgs), "%s/pkgs", top);
-    if (rs_files_json_parse(json, strlen(json), &j->tpl.files, err) < 0 || rs_pkgset_scan(pkgs, &j->inputs, err) < 0)
+    if (rs_sign_store_open(j, err) < 0 || rs_files_json_parse_to(json, strlen(json), &j->sink, &j->tpl.files, err) < 0 ||
+        rs_pkgset_scan(pkgs, &j->inputs, err) < 0)
         return -1;
-    if (rs_sign_plan_items(j, err) < 0)
-        return -1;
-    return rs_sign_plan_resolve(j, err);
+    return rs_sign_plan_items(j, err);
+}
+
+/* The same, then every path resolved, a window at a time. */
+static int plan(const char *json, rs_sign_job *j, rs_sign_template_options *o, rs_error *err)
+{
+    rs_sign_window w = { 0 };
+    int rc = plan_in_windows(json, 0, j, o, err);
+
+    for (size_t first = 0; rc == 0 && first < j->n_items; first += j->window) {
+        rc = rs_sign_window_load(j, first, rs_sign_window_span(j, first, j->n_items), &w, err);
+        if (rc == 0)
+            rc = rs_sign_resolve_window(&w, err);
+        if (rc == 0)
+            rc = rs_sign_window_save(j, &w, err);
+    }
+    rs_sign_window_free(&w);
+    return rc;
 }
 
 static bool sig_name_is(const rs_sign_item *it, const char *want)
@@ -41,6 +59,20 @@ static bool sig_name_is(const rs_sign_item *it, const char *want)
 
     free(name);
     return same;
+}
+
+/* The item at place k of signatures.tar.gz, its names in buf. */
+static bool item_at(rs_sign_job *j, size_t k, rs_sign_item *it, rs_bytes *buf)
+{
+    rs_error err = { 0 };
+    size_t index;
+
+    memset(it, 0, sizeof(*it));
+    if (rs_sign_order_at(j, k, &index, &err) < 0 || rs_sign_store_load_item(j, index, it, buf, &err) < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return false;
+    }
+    return it->rec.order == k;
 }
 
 static void unplan(rs_sign_job *j)
@@ -55,12 +87,15 @@ static void items_and_order(void)
     rs_sign_template_options o;
     rs_sign_job j;
     rs_error err;
+    rs_bytes buf = { 0 };
+    rs_sign_item it;
     const char *json = "{\"packages\": {"
                        "\"zeta\": {\"trusted_certs\": [], \"files\": [{\"sig_type\": \"efi\", \"file\": \"b.efi\"}]},"
                        "\"alpha\": {\"trusted_certs\": [], \"files\": ["
                        "{\"sig_type\": \"efi\", \"file\": \"boot/vmlinuz\"},"
                        "{\"sig_type\": \"linux-module\", \"file\": \"lib/a-b.ko\"},"
                        "{\"sig_type\": \"linux-module\", \"file\": \"lib/a/c.ko\"}]}}}";
+    const char *listed[] = { "b.efi", "boot/vmlinuz", "lib/a-b.ko", "lib/a/c.ko" };
 
     CHECK(plan(json, &j, &o, &err) == 0);
     if (err.msg[0])
@@ -68,25 +103,24 @@ static void items_and_order(void)
     CHECK(j.n_items == 4);
     if (j.n_items == 4) {
         /* files.json order, packages as the parser lists them. */
-        for (size_t i = 0; i < j.n_items; i++)
-            CHECK(j.items[i].tree && !strcmp(j.items[i].tree->name, j.items[i].pkg->name));
         for (size_t i = 0; i < j.n_items; i++) {
-            const rs_sign_item *it = &j.items[i];
-
-            if (!strcmp(it->file->path, "boot/vmlinuz"))
-                CHECK(!strcmp(it->resolved, "boot/vmlinuz-6.1") && sig_name_is(it, "alpha/boot/vmlinuz.sig"));
+            CHECK(rs_sign_store_load_item(&j, i, &it, &buf, &err) == 0);
+            CHECK(it.tree && !strcmp(it.tree->name, it.pkg->name) && !strcmp(it.path, listed[i]));
+            if (!strcmp(it.path, "boot/vmlinuz"))
+                CHECK(!strcmp(it.resolved, "boot/vmlinuz-6.1") && sig_name_is(&it, "alpha/boot/vmlinuz.sig"));
             else
-                CHECK(!strcmp(it->resolved, it->file->path));
+                CHECK(!strcmp(it.resolved, it.path));
+            CHECK(it.rec.type == (i < 2 ? SIG_EFI : SIG_LINUX_MODULE));
         }
+        CHECK(j.first_of_type[SIG_EFI] == 0 && j.first_of_type[SIG_LINUX_MODULE] == 2);
         /* Tarball order: a directory's entries sort as if its name ended
          * in '/', so lib/a/c.ko.sig comes before lib/a-b.ko.sig. */
-        CHECK(sig_name_is(j.by_name[0], "alpha/boot/vmlinuz.sig"));
-        CHECK(sig_name_is(j.by_name[1], "alpha/lib/a/c.ko.sig"));
-        CHECK(sig_name_is(j.by_name[2], "alpha/lib/a-b.ko.sig"));
-        CHECK(sig_name_is(j.by_name[3], "zeta/b.efi.sig"));
-        for (size_t k = 0; k < j.n_items; k++)
-            CHECK(!j.by_name[k]->format);   /* nothing is read by the planner */
+        CHECK(item_at(&j, 0, &it, &buf) && sig_name_is(&it, "alpha/boot/vmlinuz.sig"));
+        CHECK(item_at(&j, 1, &it, &buf) && sig_name_is(&it, "alpha/lib/a/c.ko.sig"));
+        CHECK(item_at(&j, 2, &it, &buf) && sig_name_is(&it, "alpha/lib/a-b.ko.sig"));
+        CHECK(item_at(&j, 3, &it, &buf) && sig_name_is(&it, "zeta/b.efi.sig"));
     }
+    rs_bytes_free(&buf);
     unplan(&j);
 }
 
@@ -134,10 +168,10 @@ static void one_property_case(unsigned seed)
 {
     char paths[PROP_FILES][16], json[4096], *made[PROP_FILES];
     size_t len, n = 0;
-    rs_sign_template_options o = { .sign.md = EVP_sha256() };
-    rs_sign_job j = { .o = &o };
-    rs_error err = { 0 };
-    char pkgs[600];
+    rs_sign_template_options o;
+    rs_sign_job j;
+    rs_error err;
+    rs_bytes buf = { 0 };
     const char *conflict = NULL;
     int rc;
 
@@ -159,14 +193,17 @@ static void one_property_case(unsigned seed)
         else if (!strncmp(made[i - 1], made[i], k) && made[i][k] == '/')
             conflict = "would be both the signature of";
     }
-    snprintf(pkgs, sizeof(pkgs), "%s/pkgs", top);
-    CHECK(rs_files_json_parse(json, strlen(json), &j.tpl.files, &err) == 0 && rs_pkgset_scan(pkgs, &j.inputs, &err) == 0);
-    rc = rs_sign_plan_items(&j, &err);
+    /* Windows of 1 to 5 items: the order is merged from several runs. */
+    rc = plan_in_windows(json, seed % 6, &j, &o, &err);
     CHECK(conflict ? rc == -1 && strstr(err.msg, conflict) : rc == 0);
-    for (size_t k = 0; rc == 0 && k < j.n_items && k < n; k++)
-        CHECK(sig_name_is(j.by_name[k], made[k]));
+    for (size_t k = 0; rc == 0 && k < j.n_items && k < n; k++) {
+        rs_sign_item it;
+
+        CHECK(item_at(&j, k, &it, &buf) && sig_name_is(&it, made[k]));
+    }
     if (conflict ? rc != -1 : rc != 0)
         fprintf(stderr, "seed %u: %s\n", seed, err.msg);
+    rs_bytes_free(&buf);
     for (size_t i = 0; i < n; i++)
         free(made[i]);
     unplan(&j);
