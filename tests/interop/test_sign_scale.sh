@@ -224,7 +224,7 @@ check "... the same manifest.json" same_bytes "$WORK/out-deb/manifest.json" "$WO
 check "... the same signatures/ tree" diff -r "$WORK/out-deb/signatures" "$WORK/out/signatures"
 rm -rf "$WORK/out-deb" "$WORK/debs"
 
-# ---- 4. the same run again, one file at a time ----
+# ---- 3. the same run again, one file at a time ----
 check "a second run, --jobs 1" \
     sign_template "$WORK/files.json" --packages "$WORK/pkgs" --output "$WORK/out2" --jobs 1
 check "... the same signatures.tar.gz" same_bytes "$WORK/out2/signatures.tar.gz" "$WORK/out/signatures.tar.gz"
@@ -232,7 +232,7 @@ check "... the same manifest.json" same_bytes "$WORK/out2/manifest.json" "$WORK/
 check "... the same signatures/ tree" diff -r "$WORK/out2/signatures" "$WORK/out/signatures"
 rm -rf "$WORK/out2"
 
-# ---- 3. refusals: each fails the whole run, leaving nothing ----
+# ---- 4. refusals: each fails the whole run, leaving nothing ----
 kdir=lib/modules/6.1.0-x/kernel
 ln -s "$WORK/outside" "$WORK/pkgs/mods/$kdir/esc-abs"
 ln -s ../../../../../../outside "$WORK/pkgs/mods/$kdir/esc-rel"
