@@ -135,7 +135,7 @@ static void roff_environment(FILE *f, const rs_command *cmd)
     bool service = !strcmp(cmd->name, "service"), children = service || !strcmp(cmd->name, "sign-template");
     bool timed = children || !strcmp(cmd->name, "sign") || !strcmp(cmd->name, "efi");
     bool keys = service || uses_option(cmd, "key"), token = keys || !strcmp(cmd->name, "token");
-    bool journal = !strcmp(cmd->name, "attach-tree");
+    bool journal = !strcmp(cmd->name, "attach-tree"), store = !strcmp(cmd->name, "sign-template");
 
     fputs(".SH ENVIRONMENT\n", f);
     if (timed)
@@ -152,6 +152,9 @@ static void roff_environment(FILE *f, const rs_command *cmd)
     if (journal)
         env_item(f, "TMPDIR", "Where the journal of the files checked is kept, in two unnamed temporary\n"
                               "files (128 bytes a file and its paths; /tmp when unset).");
+    if (store)
+        env_item(f, "TMPDIR", "Also where the files listed are kept between the checks and the signing, in\n"
+                              "unnamed temporary files (about 150 bytes a file and its path; /tmp when unset).");
     if (service) {
         env_item(f, "NOTIFY_SOCKET", "Set by systemd: readiness, status and watchdog pings are sent there.");
         env_item(f, "WATCHDOG_USEC, WATCHDOG_PID", "Set by systemd: how often to ping the watchdog.");
