@@ -150,8 +150,7 @@ static int read_batch(rs_sign_job *j, rs_sign_manifest *m, rs_error *err)
 
     m->batch_first = m->next;
     m->batch_n = 0;
-    if (rs_spill_read(&j->records, (uint64_t)m->next * sizeof(rs_sign_record), m->batch, n * sizeof(rs_sign_record),
-                      err) < 0 ||
+    if (rs_sign_store_read_records(j, m->next, n, m->batch, err) < 0 ||
         rs_sign_store_read_paths(j, m->batch, n, &m->batch_paths, err) < 0)
         return -1;
     m->batch_n = n;
@@ -168,8 +167,6 @@ static int signed_entry(rs_sign_job *j, rs_sign_manifest *m, size_t signed_count
     rec = &m->batch[m->next - m->batch_first];
     if (rec->order >= signed_count)
         return 0;
-    if (rec->pkg >= j->tpl.files.n_packages || rec->type >= RS_SIG_TYPES)
-        return rs_fail(err, "temporary file: a record that was not written");
     *it = (rs_sign_item){ .rec = *rec, .index = m->next, .pkg = &j->tpl.files.packages[rec->pkg] };
     it->format = rs_format_for_sig_type(rs_sig_type_name((rs_sig_type)rec->type));
     it->path = (const char *)m->batch_paths.data + (rec->path_at - m->batch[0].path_at);

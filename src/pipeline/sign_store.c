@@ -143,8 +143,8 @@ static void item_from_record(rs_sign_job *j, size_t index, rs_sign_item *it)
     it->resolved = NULL;
 }
 
-/* A record read back must name a package and lie within the names; the
- * names must end where the record says. */
+/* A record read back must name a package and a sig_type; its names are
+ * checked as they are read (read_name, rs_sign_store_read_paths). */
 static int check_record(const rs_sign_job *j, const rs_sign_record *rec, rs_error *err)
 {
     if (rec->pkg >= j->tpl.files.n_packages || rec->type >= RS_SIG_TYPES)

@@ -83,6 +83,65 @@ static void check_chunked(const char *json, size_t len, size_t chunk, int rc, co
         fuzz_bug("short reads changed the message", again.msg);
 }
 
+/* What a sink is handed: the model's files, one after the other. */
+typedef struct sunk {
+    const rs_files_json *model;   /* NULL when the input was refused */
+    size_t pkg, file;             /* the next file the model expects */
+    bool differs;
+} sunk;
+
+static int sink_add(void *ctx, size_t pkg, const rs_sign_file *f, rs_error *err)
+{
+    sunk *s = ctx;
+    const rs_sign_package *p;
+
+    (void)err;
+    if (!s->model)
+        return 0;
+    while (s->pkg < s->model->n_packages && s->file == s->model->packages[s->pkg].n_files)
+        s->pkg++, s->file = 0;
+    if (s->pkg >= s->model->n_packages || pkg != s->pkg) {
+        s->differs = true;
+        return 0;
+    }
+    p = &s->model->packages[s->pkg];
+    s->differs |= f->type != p->files[s->file].type || strcmp(f->path, p->files[s->file].path) != 0;
+    s->file++;
+    return 0;
+}
+
+/* Read into a sink: the same answer, the same files in the same order,
+ * and the packages' counts and sig_types, without their files. */
+static void check_sink(const char *json, size_t len, int rc, const rs_files_json *model, const rs_error *err)
+{
+    sunk s = { .model = rc == 0 ? model : NULL };
+    rs_files_json_sink sink = { sink_add, &s };
+    rs_files_json fj;
+    rs_error again = { 0 };
+
+    if (rs_files_json_parse_to(json, len, &sink, &fj, &again) != rc)
+        fuzz_bug("a sink changed whether it was accepted", again.msg);
+    if (rc != 0) {
+        if (strcmp(err->msg, again.msg))
+            fuzz_bug("a sink changed the message", again.msg);
+        return;
+    }
+    for (size_t p = 0; p < fj.n_packages; p++) {
+        unsigned types = 0;
+
+        for (size_t f = 0; f < model->packages[p].n_files; f++)
+            types |= 1u << model->packages[p].files[f].type;
+        if (fj.packages[p].files || fj.packages[p].n_files != model->packages[p].n_files ||
+            fj.packages[p].types != types || model->packages[p].types != types)
+            fuzz_bug("a sink changed a package's counts or sig_types", fj.packages[p].name);
+    }
+    while (s.pkg < model->n_packages && s.file == model->packages[s.pkg].n_files)
+        s.pkg++, s.file = 0;
+    if (s.differs || s.pkg != model->n_packages)
+        fuzz_bug("a sink was not handed the model's files in order", NULL);
+    rs_files_json_free(&fj);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     _cleanup_free_ char *text = strndup((const char *)data, size);
@@ -98,9 +157,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_parsed(&fj);
         if (!reference_equal(json, len, &fj))
             fuzz_bug("accepted what is not jansson's model of it, or not JSON", NULL);
+        check_sink(json, len, rc, &fj, &err);
         rs_files_json_free(&fj);
     } else if (!err.msg[0]) {
         fuzz_bug("refused without a message", NULL);
+    } else {
+        check_sink(json, len, rc, NULL, &err);
     }
     check_chunked(json, len, chunk, rc, &err);
     /* Up to the first NUL, the input as a name and as a path. */
