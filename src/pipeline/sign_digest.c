@@ -15,7 +15,6 @@
  * listed before resolving, as resolved after), and those names once each. */
 typedef struct tree_pass {
     rs_sign_job *j;
-    rs_sign_window *w;
     const rs_pkgtree *tree;
     const char *(*key)(const rs_sign_item *it);
     rs_sign_item **items;
@@ -54,7 +53,7 @@ static int tree_pass_init(tree_pass *p, rs_sign_job *j, rs_sign_window *w,
 {
     size_t wanted = 0;
 
-    *p = (tree_pass){ .j = j, .w = w, .tree = w->items[0].tree, .key = key };
+    *p = (tree_pass){ .j = j, .tree = w->items[0].tree, .key = key };
     for (size_t i = 0; i < w->n; i++)
         wanted += !w->items[i].format;
     if (!(p->items = calloc(wanted ? wanted : 1, sizeof(*p->items))) ||

@@ -112,6 +112,9 @@ int rs_sign_store_open(rs_sign_job *j, rs_error *err);
 size_t rs_sign_window_span(const rs_sign_job *j, size_t first, size_t end);
 int rs_sign_store_flush(rs_sign_job *j, rs_error *err);
 void rs_sign_store_free(rs_sign_job *j);
+/* The format of an item that passed the checks: its sig_type's, which
+ * the file's own had to be. */
+const rs_format *rs_sign_checked_format(const rs_sign_record *rec);
 /* n records from first, each checked to name a package and a sig_type. */
 int rs_sign_store_read_records(rs_sign_job *j, size_t first, size_t n, rs_sign_record *recs, rs_error *err);
 int rs_sign_store_write(rs_sign_job *j, size_t index, const rs_sign_record *rec, rs_error *err);

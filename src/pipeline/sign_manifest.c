@@ -168,7 +168,7 @@ static int signed_entry(rs_sign_job *j, rs_sign_manifest *m, size_t signed_count
     if (rec->order >= signed_count)
         return 0;
     *it = (rs_sign_item){ .rec = *rec, .index = m->next, .pkg = &j->tpl.files.packages[rec->pkg] };
-    it->format = rs_format_for_sig_type(rs_sig_type_name((rs_sig_type)rec->type));
+    it->format = rs_sign_checked_format(rec);
     it->path = (const char *)m->batch_paths.data + (rec->path_at - m->batch[0].path_at);
     return rs_sign_store_hash(j, (size_t)rec->order, it->sig_sha256, err) < 0 ? -1 : 1;
 }

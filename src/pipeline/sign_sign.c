@@ -92,8 +92,7 @@ static int load_run(rs_sign_job *j, size_t first, const uint64_t *indices, size_
         rs_bytes_free(&slot->it.sig);
         if (rs_sign_store_item_at(j, (size_t)indices[i], &s->recs[i], path, &slot->it, &slot->names, err) < 0)
             return -1;
-        /* Every item passed the checks: its format is its sig_type's. */
-        slot->it.format = rs_format_for_sig_type(rs_sig_type_name((rs_sig_type)slot->it.rec.type));
+        slot->it.format = rs_sign_checked_format(&slot->it.rec);
     }
     return 0;
 }

@@ -133,6 +133,11 @@ int rs_sign_store_hash(rs_sign_job *j, size_t k, unsigned char hash[SHA256_DIGES
     return 0;
 }
 
+const rs_format *rs_sign_checked_format(const rs_sign_record *rec)
+{
+    return rs_format_for_sig_type(rs_sig_type_name((rs_sig_type)rec->type));
+}
+
 /* What a record points at, filled in. */
 static void item_from_record(rs_sign_job *j, size_t index, rs_sign_item *it)
 {
