@@ -10,7 +10,7 @@ void rs_bytes_free(rs_bytes *b)
     b->len = b->cap = 0;
 }
 
-static int reserve(rs_bytes *b, size_t extra, rs_error *err)
+int rs_bytes_reserve(rs_bytes *b, size_t extra, rs_error *err)
 {
     size_t want, cap;
     uint8_t *p;
@@ -35,7 +35,7 @@ int rs_bytes_append(rs_bytes *b, const void *data, size_t len, rs_error *err)
 {
     if (len == 0)
         return 0;
-    if (reserve(b, len, err) < 0)
+    if (rs_bytes_reserve(b, len, err) < 0)
         return -1;
     memcpy(b->data + b->len, data, len);
     b->len += len;

@@ -15,6 +15,8 @@ typedef struct rs_bytes {
 
 void rs_bytes_free(rs_bytes *b);
 int rs_bytes_append(rs_bytes *b, const void *data, size_t len, rs_error *err);
+/* Room for extra more bytes after len, without moving len. */
+int rs_bytes_reserve(rs_bytes *b, size_t extra, rs_error *err);
 int rs_bytes_set(rs_bytes *b, const void *data, size_t len, rs_error *err);
 /* Takes ownership of malloc'ed memory. */
 void rs_bytes_adopt(rs_bytes *b, uint8_t *data, size_t len);

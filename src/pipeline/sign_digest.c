@@ -235,9 +235,9 @@ static int check_package(void *ctx, size_t p, rs_error *err)
     size_t end = j->pkg_first[p] + j->tpl.files.packages[p].n_files;
 
     for (size_t at = j->pkg_first[p]; at < end; at += j->window) {
-        if (rs_sign_window_load(j, at, rs_sign_window_span(j, at, end), &w, err) < 0 || read_window_as_named(j, &w, c->jobs_each, err) < 0 ||
-            rs_sign_resolve_window(&w, err) < 0 || read_window_resolved(j, &w, c->jobs_each, err) < 0 ||
-            rs_sign_window_save(j, &w, err) < 0)
+        if (rs_sign_window_load(j, at, rs_sign_window_span(j, at, end), &w, err) < 0 ||
+            read_window_as_named(j, &w, c->jobs_each, err) < 0 || rs_sign_resolve_window(&w, err) < 0 ||
+            read_window_resolved(j, &w, c->jobs_each, err) < 0 || rs_sign_window_save(j, &w, err) < 0)
             return -1;
     }
     return 0;

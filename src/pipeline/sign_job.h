@@ -156,7 +156,8 @@ int rs_sign_item_keep_digest(rs_sign_job *j, rs_sign_item *it, const rs_digest *
  * and merged, with the refusals of two names that collide; each record's
  * order set and the order kept. */
 int rs_sign_order_items(rs_sign_job *j, rs_error *err);
-int rs_sign_order_at(rs_sign_job *j, size_t k, size_t *index, rs_error *err);
+/* The indices of the n items from place k on, each checked to be one. */
+int rs_sign_order_read(rs_sign_job *j, size_t k, size_t n, uint64_t *indices, rs_error *err);
 
 /* sign_digest.c: every file opened, its type checked, its path
  * resolved, its digest taken; a window at a time, packages side by side. */

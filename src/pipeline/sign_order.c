@@ -222,14 +222,12 @@ int rs_sign_order_items(rs_sign_job *j, rs_error *err)
     return rc;
 }
 
-int rs_sign_order_at(rs_sign_job *j, size_t k, size_t *index, rs_error *err)
+int rs_sign_order_read(rs_sign_job *j, size_t k, size_t n, uint64_t *indices, rs_error *err)
 {
-    uint64_t i;
-
-    if (rs_spill_read(&j->order, (uint64_t)k * sizeof(i), &i, sizeof(i), err) < 0)
+    if (rs_spill_read(&j->order, (uint64_t)k * sizeof(*indices), indices, n * sizeof(*indices), err) < 0)
         return -1;
-    if (i >= j->n_items)
-        return rs_fail(err, "temporary file: an index that was not written");
-    *index = (size_t)i;
+    for (size_t i = 0; i < n; i++)
+        if (indices[i] >= j->n_items)
+            return rs_fail(err, "temporary file: an index that was not written");
     return 0;
 }

@@ -102,11 +102,9 @@ static int load_block(rs_sign_job *j, size_t b, rs_error *err)
     size_t first = b * SLOT_BLOCK, n = j->n_items - first < SLOT_BLOCK ? j->n_items - first : SLOT_BLOCK;
     uint64_t indices[SLOT_BLOCK];
 
-    if (rs_spill_read(&j->order, (uint64_t)first * sizeof(uint64_t), indices, n * sizeof(uint64_t), err) < 0)
+    if (rs_sign_order_read(j, first, n, indices, err) < 0)
         return -1;
     for (size_t i = 0, run; i < n; i += run) {
-        if (indices[i] >= j->n_items)
-            return rs_fail(err, "temporary file: an index that was not written");
         for (run = 1; i + run < n && indices[i + run] == indices[i] + run; run++)
             ;
         if (load_run(j, first + i, indices + i, run, err) < 0)

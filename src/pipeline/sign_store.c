@@ -88,8 +88,7 @@ void rs_sign_store_free(rs_sign_job *j)
     rs_spill_close(&j->resolved);
     rs_spill_close(&j->order);
     rs_spill_close(&j->sig_hashes);
-    if (j->store_lock_made)
-        pthread_mutex_destroy(&j->store_lock);
+    pthread_mutex_destroy(&j->store_lock);
     j->store_lock_made = false;
 }
 
@@ -120,7 +119,8 @@ int rs_sign_store_hash(rs_sign_job *j, size_t k, unsigned char hash[SHA256_DIGES
         return 0;
     }
     /* Read a block at a time: the manifest asks for them nearly in order. */
-    if (j->read_hashes_first == SIZE_MAX || k < j->read_hashes_first || k - j->read_hashes_first >= RS_SIGN_HASH_BLOCK) {
+    if (j->read_hashes_first == SIZE_MAX || k < j->read_hashes_first ||
+        k - j->read_hashes_first >= RS_SIGN_HASH_BLOCK) {
         size_t first = k - k % RS_SIGN_HASH_BLOCK;
 
         j->read_hashes_first = SIZE_MAX;
@@ -160,16 +160,8 @@ static int check_record(const rs_sign_job *j, const rs_sign_record *rec, rs_erro
 /* Room for n bytes in b, whose contents may go. */
 static int room_for(rs_bytes *b, size_t n, rs_error *err)
 {
-    uint8_t *grown;
-
     b->len = 0;
-    if (b->cap >= n)
-        return 0;
-    if (!(grown = realloc(b->data, n)))
-        return rs_fail(err, "out of memory");
-    b->data = grown;
-    b->cap = n;
-    return 0;
+    return rs_bytes_reserve(b, n, err);
 }
 
 /* n bytes of a spill, which must be a NUL-terminated name of len bytes. */
@@ -265,7 +257,8 @@ int rs_sign_window_load(rs_sign_job *j, size_t first, size_t n, rs_sign_window *
         return rs_fail(err, "out of memory");
     w->first = first;
     w->n = n;
-    if (rs_sign_store_read_records(j, first, n, recs, err) < 0 || rs_sign_store_read_paths(j, recs, n, &w->paths, err) < 0)
+    if (rs_sign_store_read_records(j, first, n, recs, err) < 0 ||
+        rs_sign_store_read_paths(j, recs, n, &w->paths, err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
         rs_sign_item *it = &w->items[i];

@@ -29,7 +29,8 @@ static int plan_in_windows(const char *json, size_t window, rs_sign_job *j, rs_s
     *j = (rs_sign_job){ .o = o, .window = window };
     memset(err, 0, sizeof(*err));
     snprintf(pkgs, sizeof(pkgs), "%s/pkgs", top);
-    if (rs_sign_store_open(j, err) < 0 || rs_files_json_parse_to(json, strlen(json), &j->sink, &j->tpl.files, err) < 0 ||
+    if (rs_sign_store_open(j, err) < 0 ||
+        rs_files_json_parse_to(json, strlen(json), &j->sink, &j->tpl.files, err) < 0 ||
         rs_pkgset_scan(pkgs, &j->inputs, err) < 0)
         return -1;
     return rs_sign_plan_items(j, err);
@@ -65,10 +66,10 @@ static bool sig_name_is(const rs_sign_item *it, const char *want)
 static bool item_at(rs_sign_job *j, size_t k, rs_sign_item *it, rs_bytes *buf)
 {
     rs_error err = { 0 };
-    size_t index;
+    uint64_t index;
 
     memset(it, 0, sizeof(*it));
-    if (rs_sign_order_at(j, k, &index, &err) < 0 || rs_sign_store_load_item(j, index, it, buf, &err) < 0) {
+    if (rs_sign_order_read(j, k, 1, &index, &err) < 0 || rs_sign_store_load_item(j, (size_t)index, it, buf, &err) < 0) {
         fprintf(stderr, "%s\n", err.msg);
         return false;
     }
