@@ -125,10 +125,7 @@ int rs_deb_read_control(const char *path, rs_deb_control *out, rs_error *err)
 
 void rs_deb_index_free(rs_deb_index *idx)
 {
-    for (size_t i = 0; i < idx->count; i++) {
-        free(idx->entries[i].name);
-        free(idx->entries[i].link);
-    }
+    rs_strpool_free(&idx->names);
     free(idx->entries);
     memset(idx, 0, sizeof(*idx));
 }
@@ -151,6 +148,11 @@ static int add_entry(void *ctx, struct archive *data, struct archive_entry *e, c
     rs_deb_entry *x;
 
     (void)data;
+    if (idx->count == RS_DEB_INDEX_MAX_ENTRIES)
+        return rs_fail(err, "data.tar lists more than %d entries, the limit", RS_DEB_INDEX_MAX_ENTRIES);
+    idx->name_bytes += strlen(name) + 1 + (link ? strlen(link) + 1 : 0);
+    if (idx->name_bytes > RS_DEB_INDEX_MAX_NAME_BYTES)
+        return rs_fail(err, "data.tar's names take more than %u bytes, the limit", RS_DEB_INDEX_MAX_NAME_BYTES);
     if (idx->count == b->cap) {
         size_t ncap = b->cap ? b->cap * 2 : 256;
         rs_deb_entry *n = realloc(idx->entries, ncap * sizeof(*n));
@@ -162,10 +164,10 @@ static int add_entry(void *ctx, struct archive *data, struct archive_entry *e, c
     }
     x = &idx->entries[idx->count];
     memset(x, 0, sizeof(*x));
-    x->name = strdup(name);
+    x->name = rs_strpool_dup(&idx->names, name);
     x->type = rs_deb_entry_type(e);
     x->size = sym_archive_entry_size(e) > 0 ? (uint64_t)sym_archive_entry_size(e) : 0;
-    x->link = link ? strdup(link) : NULL;
+    x->link = link ? rs_strpool_dup(&idx->names, link) : NULL;
     if (!x->name || (link && !x->link))
         return rs_fail(err, "out of memory");
     if (x->type == RS_NODE_HARDLINK)
@@ -208,6 +210,23 @@ const rs_deb_entry *rs_deb_index_find(const rs_deb_index *idx, const char *name)
     rs_deb_entry key = { .name = (char *)name };
 
     return bsearch(&key, idx->entries, idx->count, sizeof(key), cmp_entry);
+}
+
+bool rs_deb_index_has_beneath(const rs_deb_index *idx, const char *name)
+{
+    size_t n = strlen(name), lo = 0, hi = idx->count;
+
+    /* Names beneath it sort together, from the first not below "name/". */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strncmp(idx->entries[mid].name, name, n);
+
+        if (c < 0 || (c == 0 && (unsigned char)idx->entries[mid].name[n] < '/'))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < idx->count && !strncmp(idx->entries[lo].name, name, n) && idx->entries[lo].name[n] == '/';
 }
 
 static int entry_to_memfd(struct archive *a, struct archive_entry *e, int *out, uint64_t *size, rs_error *err)

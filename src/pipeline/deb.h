@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/strpool.h"
 
 typedef struct rs_deb_control {
     char *package;
@@ -32,9 +33,22 @@ typedef struct rs_deb_entry {
     uint64_t size;
 } rs_deb_entry;
 
+/* What an index may hold. Its entries are kept in memory, and a few KB of
+ * xz can stand for millions of tar headers: a package past either limit
+ * is refused. A kernel image package, the largest that is signed, lists
+ * 1,400 to 5,000 entries in 0.1 to 0.4 MB of names; the package with the
+ * most files in all of Debian (piglit: 51,784 in bullseye's
+ * Contents-amd64, paths of about 100 bytes) is a tenth of the first
+ * limit and a fifth of the second. A run whose package meets both limits
+ * peaks at 57 MiB (tests/interop/test_deb_limits.sh). */
+#define RS_DEB_INDEX_MAX_ENTRIES 500000
+#define RS_DEB_INDEX_MAX_NAME_BYTES (24u * 1024 * 1024)   /* names and link targets, summed */
+
 typedef struct rs_deb_index {
     rs_deb_entry *entries;   /* sorted by name */
     size_t count;
+    rs_strpool names;        /* holds every entry's name and link */
+    size_t name_bytes;
     bool complete;           /* false when a walk stopped early: a name not
                               * found may come later in the tarball */
 } rs_deb_index;
@@ -43,6 +57,9 @@ typedef struct rs_deb_index {
 int rs_deb_index_read(const char *path, rs_deb_index *out, rs_error *err);
 void rs_deb_index_free(rs_deb_index *idx);
 const rs_deb_entry *rs_deb_index_find(const rs_deb_index *idx, const char *name);
+/* Whether any entry lies beneath the directory `name` (a tarball need not
+ * list a file's directories). */
+bool rs_deb_index_has_beneath(const rs_deb_index *idx, const char *name);
 
 /* Streams the data tarball; for every regular entry whose name `want`
  * accepts, hands a sealed memfd holding its bytes to `take`, which owns it.

@@ -71,17 +71,6 @@ static int index_for(rs_pkgtree *t, const char *name, rs_error *err)
     return 0;
 }
 
-/* Tarballs need not list parent directories explicitly. */
-static bool is_implied_dir(const rs_deb_index *idx, const char *name)
-{
-    size_t n = strlen(name);
-
-    for (size_t i = 0; i < idx->count; i++)
-        if (!strncmp(idx->entries[i].name, name, n) && idx->entries[i].name[n] == '/')
-            return true;
-    return false;
-}
-
 static int deb_lookup(rs_pkgtree *t, const char *name, rs_node_type *type, char **link, rs_error *err)
 {
     const rs_deb_entry *e;
@@ -90,7 +79,7 @@ static int deb_lookup(rs_pkgtree *t, const char *name, rs_node_type *type, char 
         return -1;
     if (!(e = rs_deb_index_find(&state(t)->index, name))) {
         *type = RS_NODE_DIR;
-        return is_implied_dir(&state(t)->index, name) ? 0 : 1;
+        return rs_deb_index_has_beneath(&state(t)->index, name) ? 0 : 1;
     }
     *type = e->type;
     if (e->type == RS_NODE_HARDLINK) {

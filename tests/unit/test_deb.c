@@ -319,6 +319,43 @@ static void test_symlink_without_target(void)
     rs_pkgset_free(&set);
 }
 
+/* A directory a tarball never lists is there when an entry lies beneath
+ * it. Names that sort beside "usr/lib/" ('-' and '.' before '/', '0'
+ * after it) are not beneath it; neither is a file, nor a prefix of a
+ * name. */
+static void test_implied_directories(void)
+{
+    static const struct {
+        const char *name;
+        bool beneath;
+    } cases[] = {
+        { "usr", true },          { "usr/lib", true },      { "usr/lib/m", true },   { "usr/lib-x", true },
+        { "usr/lib/m/f", false }, { "usr/lib.d", false },   { "usr/lib0", false },   { "usr/li", false },
+        { "us", false },          { "usr/lib/m/", false },  { "usr/lib/n", false },  { "zzz", false },
+    };
+    buf data = { .len = 0 };
+    rs_deb_index idx;
+    rs_error err = { 0 };
+
+    tar_entry(&data, "./usr/lib-x/f", '0', "a");
+    tar_entry(&data, "./usr/lib.d", '0', "b");
+    tar_entry(&data, "./usr/lib/m/f", '0', "c");
+    tar_entry(&data, "./usr/lib0", '0', "d");
+    tar_end(&data);
+    if (rs_deb_index_read(write_deb("implied", "data.tar", &data), &idx, &err) < 0) {
+        fprintf(stderr, "data.tar: %s\n", err.msg);
+        harness_failures++;
+        return;
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (rs_deb_index_has_beneath(&idx, cases[i].name) != cases[i].beneath) {
+            fprintf(stderr, "%s: %s beneath it, said otherwise\n", cases[i].name,
+                    cases[i].beneath ? "entries" : "nothing");
+            harness_failures++;
+        }
+    rs_deb_index_free(&idx);
+}
+
 int main(void)
 {
     char bin[256];
@@ -337,6 +374,7 @@ int main(void)
     test_extract_stays_inside();
     test_extract_limits();
     test_symlink_without_target();
+    test_implied_directories();
     rs_remove_tree(dir);
     return harness_finish("test_deb");
 }
