@@ -125,6 +125,10 @@ int rs_sign_store_hash(rs_sign_job *j, size_t k, unsigned char hash[SHA256_DIGES
 /* n consecutive records' paths into buf, NUL-terminated, one after the
  * other: recs[i]'s at recs[i].path_at - recs[0].path_at. */
 int rs_sign_store_read_paths(rs_sign_job *j, const rs_sign_record *recs, size_t n, rs_bytes *buf, rs_error *err);
+/* Item index from its record and its path (which it points at), as listed:
+ * its package and tree, no format yet, its resolved name its path. */
+void rs_sign_item_from_record(rs_sign_job *j, size_t index, const rs_sign_record *rec, const char *path,
+                              rs_sign_item *it);
 /* Item index from its record and its path, read already: both, and its
  * resolved name, into buf. */
 int rs_sign_store_item_at(rs_sign_job *j, size_t index, const rs_sign_record *rec, const char *path, rs_sign_item *it,

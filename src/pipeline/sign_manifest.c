@@ -167,9 +167,9 @@ static int signed_entry(rs_sign_job *j, rs_sign_manifest *m, size_t signed_count
     rec = &m->batch[m->next - m->batch_first];
     if (rec->order >= signed_count)
         return 0;
-    *it = (rs_sign_item){ .rec = *rec, .index = m->next, .pkg = &j->tpl.files.packages[rec->pkg] };
+    rs_sign_item_from_record(j, m->next, rec, (const char *)m->batch_paths.data + (rec->path_at - m->batch[0].path_at),
+                             it);
     it->format = rs_sign_checked_format(rec);
-    it->path = (const char *)m->batch_paths.data + (rec->path_at - m->batch[0].path_at);
     return rs_sign_store_hash(j, (size_t)rec->order, it->sig_sha256, err) < 0 ? -1 : 1;
 }
 
@@ -181,7 +181,7 @@ int rs_sign_manifest_advance(rs_sign_job *j, size_t signed_count, rs_error *err)
     int rc;
 
     for (; m->next < j->n_items; m->next++) {
-        rs_sign_item it;
+        rs_sign_item it = { 0 };
 
         if ((rc = signed_entry(j, m, signed_count, &it, err)) <= 0)
             return rc;

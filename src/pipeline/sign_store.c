@@ -138,14 +138,16 @@ const rs_format *rs_sign_checked_format(const rs_sign_record *rec)
     return rs_format_for_sig_type(rs_sig_type_name((rs_sig_type)rec->type));
 }
 
-/* What a record points at, filled in. */
-static void item_from_record(rs_sign_job *j, size_t index, rs_sign_item *it)
+void rs_sign_item_from_record(rs_sign_job *j, size_t index, const rs_sign_record *rec, const char *path,
+                              rs_sign_item *it)
 {
+    it->rec = *rec;
     it->index = index;
-    it->pkg = &j->tpl.files.packages[it->rec.pkg];
-    it->tree = j->trees ? j->trees[it->rec.pkg] : NULL;
+    it->pkg = &j->tpl.files.packages[rec->pkg];
+    it->tree = j->trees ? j->trees[rec->pkg] : NULL;
+    it->path = path;
+    it->resolved = (char *)path;
     it->format = NULL;
-    it->resolved = NULL;
 }
 
 /* A record read back must name a package and a sig_type; its names are
@@ -189,8 +191,6 @@ int rs_sign_store_item_at(rs_sign_job *j, size_t index, const rs_sign_record *re
 {
     size_t path_n = (size_t)rec->path_len + 1, n = path_n + (rec->resolved_len ? (size_t)rec->resolved_len + 1 : 0);
 
-    it->rec = *rec;
-    item_from_record(j, index, it);
     if (room_for(buf, n, err) < 0)
         return -1;
     memcpy(buf->data, path, path_n);
@@ -198,8 +198,9 @@ int rs_sign_store_item_at(rs_sign_job *j, size_t index, const rs_sign_record *re
                                        err) < 0)
         return -1;
     buf->len = n;
-    it->path = (const char *)buf->data;
-    it->resolved = rec->resolved_len ? (char *)buf->data + path_n : (char *)it->path;
+    rs_sign_item_from_record(j, index, rec, (const char *)buf->data, it);
+    if (rec->resolved_len)
+        it->resolved = (char *)buf->data + path_n;
     return 0;
 }
 
@@ -261,12 +262,8 @@ int rs_sign_window_load(rs_sign_job *j, size_t first, size_t n, rs_sign_window *
         rs_sign_store_read_paths(j, recs, n, &w->paths, err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        rs_sign_item *it = &w->items[i];
-
-        it->rec = recs[i];
-        item_from_record(j, first + i, it);
-        it->path = (const char *)w->paths.data + (recs[i].path_at - recs[0].path_at);
-        it->resolved = (char *)it->path;
+        rs_sign_item_from_record(j, first + i, &recs[i],
+                                 (const char *)w->paths.data + (recs[i].path_at - recs[0].path_at), &w->items[i]);
     }
     return 0;
 }
