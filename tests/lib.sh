@@ -83,6 +83,23 @@ leave_out() {
     fi
 }
 
+# Whether $REPROSIGN was built with ASan or UBSan, whose shadow memory a
+# peak RSS would measure. Not a pipe into grep -q: under pipefail, nm
+# killed by SIGPIPE once grep has its match would make it answer no.
+sanitized_build() {
+    case $(nm -D "$REPROSIGN" 2>/dev/null) in *__asan_init* | *__ubsan_handle*) return 0 ;; esac
+    return 1
+}
+
+# peak_kib FILE command...: runs the command, writes its peak RSS in KiB.
+peak_kib() {
+    local out=$1; shift
+    python3 -c 'import resource, subprocess, sys
+rc = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL).returncode
+open(sys.argv[1], "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(rc)' "$out" "$@"
+}
+
 finish() {
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" -eq 0 ]

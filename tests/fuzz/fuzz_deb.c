@@ -90,15 +90,37 @@ static int take(void *ctx, const char *name, int fd, uint64_t size, rs_error *er
     return 0;
 }
 
+/* Whether an entry lies beneath `name`, by looking at every one: the
+ * oracle for the index's binary search. */
+static bool beneath_by_scan(const rs_deb_index *idx, const char *name, size_t n)
+{
+    for (size_t i = 0; i < idx->count; i++)
+        if (!strncmp(idx->entries[i].name, name, n) && idx->entries[i].name[n] == '/')
+            return true;
+    return false;
+}
+
 static void check_index(const rs_deb_index *idx)
 {
     for (size_t i = 0; i < idx->count; i++) {
         const rs_deb_entry *e = &idx->entries[i];
+        char prefix[4096];
+        size_t len = strlen(e->name);
 
         if (rs_deb_index_find(idx, e->name) != e)
             fuzz_bug("index lookup does not find its own entry", e->name);
         if (e->type == RS_NODE_HARDLINK)
             (void)rs_deb_index_find(idx, e->link);
+        if (rs_deb_index_has_beneath(idx, e->name) != beneath_by_scan(idx, e->name, len))
+            fuzz_bug("the index and a scan disagree on what lies beneath", e->name);
+        /* Every directory on an entry's way, listed or not, has it beneath. */
+        for (size_t k = 0; k < len && len < sizeof(prefix); k++)
+            if (e->name[k] == '/') {
+                memcpy(prefix, e->name, k);
+                prefix[k] = '\0';
+                if (!rs_deb_index_has_beneath(idx, prefix))
+                    fuzz_bug("an entry's directory has nothing beneath it", e->name);
+            }
     }
 }
 
