@@ -12,7 +12,6 @@
 #include "service/proto.h"
 #include "service/server_internal.h"
 
-#define MAX_CLIENTS 1024
 /* Connections one uid may hold: `sign-template --via` opens up to 64,
  * one per worker; twice that leaves room for a second build, and one
  * hostile uid cannot take every slot. */

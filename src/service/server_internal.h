@@ -13,6 +13,8 @@
 #include "service/server.h"
 #include "service/socket_policy.h"
 
+/* Connections held at once: eight uids at MAX_CLIENTS_PER_UID (server.c)
+ * each; past it a client is turned away. */
 #define MAX_CLIENTS 1024
 
 typedef struct client {
