@@ -9,7 +9,6 @@
 #include "ops/offline.h"
 #include "ops/ops.h"
 
-#define MAX_REQUEST (1024 * 1024)
 #define MAX_SIGNATURE_VALUE (64 * 1024)
 
 static int run(int argc, char **argv);
@@ -192,15 +191,6 @@ static int prepare(const sign_args *a, const rs_sign_options *opts)
     return EXIT_OK;
 }
 
-static int read_request(const char *path, rs_offline_request *req, rs_error *err)
-{
-    _cleanup_bytes_ rs_bytes text = { 0 };
-
-    if (rs_read_file(path, MAX_REQUEST, &text, err) < 0 ||
-        rs_offline_request_read((const char *)text.data, text.len, req, err) < 0)
-        return rs_error_prefix(err, "%s", path);
-    return 0;
-}
 
 static int finish(const sign_args *a)
 {
@@ -214,8 +204,10 @@ static int finish(const sign_args *a)
         return cli_usage(&cmd_sign, "--finish needs --signature and takes no --key");
     if (!a->file && !a->output)
         return cli_usage(&cmd_sign, "--finish without FILE needs --output for the detached signature");
-    if (read_request(a->finish, &req, &err) < 0 || (a->cert && rs_cert_open(a->cert, &cert, &err) < 0) ||
-        rs_read_file(a->signature, MAX_SIGNATURE_VALUE, &value, &err) < 0)
+    if (rs_offline_request_load(a->finish, &req, &err) < 0)
+        return cli_fail_file(&err, a->finish);
+    if ((a->cert && rs_cert_open(a->cert, &cert, &err) < 0) || rs_read_file(a->signature, MAX_SIGNATURE_VALUE, &value,
+                                                                           &err) < 0)
         return cli_fail(&err);
     if (cert && X509_cmp(cert, req.cert) != 0) {
         rs_fail(&err, "not the certificate the request was prepared with");

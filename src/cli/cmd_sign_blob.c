@@ -6,8 +6,6 @@
 #include "ops/offline.h"
 #include "service/proto.h"
 
-#define MAX_REQUEST (1024 * 1024)
-
 static int run(int argc, char **argv);
 
 static const struct option longopts[] = {
@@ -72,7 +70,7 @@ static int run(int argc, char **argv)
 {
     const char *key = NULL, *cert = NULL, *via = NULL, *output = NULL;
     _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
-    _cleanup_bytes_ rs_bytes text = { 0 }, value = { 0 };
+    _cleanup_bytes_ rs_bytes value = { 0 };
     rs_error err;
     int c;
 
@@ -96,8 +94,7 @@ static int run(int argc, char **argv)
         return cli_usage(&cmd_sign_blob, "--output and one of --key and --via are required");
     if (via && cert)
         return cli_usage(&cmd_sign_blob, "--via takes no --cert: the request names its certificate");
-    if (rs_read_file(argv[optind], MAX_REQUEST, &text, &err) < 0 ||
-        rs_offline_request_read((const char *)text.data, text.len, &req, &err) < 0)
+    if (rs_offline_request_load(argv[optind], &req, &err) < 0)
         return cli_fail_file(&err, argv[optind]);
     if ((via ? sign_via(&req, via, &value, &err) : sign_with_key(&req, key, cert, &value, &err)) < 0)
         return cli_fail_file(&err, argv[optind]);

@@ -7,9 +7,6 @@
 #include "cli/doc.h"
 #include "cli/doc_roff.h"
 
-#ifndef RS_VERSION
-#define RS_VERSION "0"
-#endif
 
 /* The usage text: a synopsis paragraph, then the description. */
 static const char *usage_body(const rs_command *cmd)

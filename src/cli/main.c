@@ -5,9 +5,6 @@
 #include "base/file.h"
 #include "cli/cli.h"
 
-#ifndef RS_VERSION
-#define RS_VERSION "0"
-#endif
 
 static const rs_command *const commands[] = {
     &cmd_sign, &cmd_sign_blob, &cmd_attach, &cmd_detach, &cmd_strip, &cmd_verify, &cmd_list, &cmd_digest,

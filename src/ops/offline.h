@@ -46,6 +46,11 @@ int rs_offline_prepare_digest(const rs_format *format, const rs_digest *image_di
 /* JSON text of a request, and back; parsing validates everything. */
 int rs_offline_request_write(const rs_offline_request *r, char **json, rs_error *err);
 int rs_offline_request_read(const char *json, size_t len, rs_offline_request *out, rs_error *err);
+/* The same from a file (`sign --request`, `sign-blob`). A request holds a
+ * digest, a certificate chain and options: a few KB, so a file of over
+ * RS_OFFLINE_REQUEST_MAX is refused unread. */
+#define RS_OFFLINE_REQUEST_MAX (1024 * 1024)
+int rs_offline_request_load(const char *path, rs_offline_request *out, rs_error *err);
 /* The request as it goes to the signing service: compact, and naming the
  * certificate by its SHA-256 ("certificate_sha256") instead of carrying
  * it and the chain. The service signs only with certificates it holds,

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cleanup.h"
+#include "base/file.h"
 #include "crypto/ossl.h"
 #include "ops/offline.h"
 
@@ -194,6 +196,15 @@ static int parse_fields(const json_t *doc, const rs_known_certs *known, rs_offli
 int rs_offline_request_read(const char *text, size_t len, rs_offline_request *out, rs_error *err)
 {
     return rs_offline_request_read_known(text, len, NULL, out, err);
+}
+
+int rs_offline_request_load(const char *path, rs_offline_request *out, rs_error *err)
+{
+    _cleanup_bytes_ rs_bytes text = { 0 };
+
+    if (rs_read_file(path, RS_OFFLINE_REQUEST_MAX, &text, err) < 0)
+        return -1;
+    return rs_offline_request_read((const char *)text.data, text.len, out, err);
 }
 
 /* Trust nothing the request says it will sign: rebuild it from its parts

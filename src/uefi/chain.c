@@ -13,8 +13,6 @@
 #include "uefi/shim_verify.h"
 #include "uefi/uefi_trust.h"
 
-#define CERT_TABLE 16
-
 void chain_inputs_free(chain_inputs *in)
 {
     rs_bytes_free(&in->db);
@@ -225,15 +223,11 @@ static int load_lists(shim_db *db, const chain_inputs *in, rs_error *err)
 /* shim.c: the authorized blob of its cert_table, for MokListRT. */
 static int keep_authorized(const rs_bytes *sec, rs_bytes *out, rs_error *err)
 {
-    uint32_t size, off;
+    shim_cert_table t;
 
-    if (sec->len < CERT_TABLE)
-        return 0;
-    size = efi_le32(sec->data);
-    off = efi_le32(sec->data + 8);
-    if ((uint64_t)off + size > sec->len)
-        return 0;
-    return rs_bytes_append(out, sec->data + off, size, err);
+    if (shim_cert_table_read(sec->data, sec->len, &t, err) < 0)
+        return -1;
+    return rs_bytes_append(out, sec->data + t.auth_off, t.auth_size, err);
 }
 
 /* What shim brings: its keys, and the SBAT level it applies (checked

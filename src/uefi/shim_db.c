@@ -8,6 +8,7 @@
 #include "uefi/efi.h"
 #include "uefi/esl.h"
 
+/* struct cert_table: four little-endian uint32s. */
 #define CERT_TABLE 16
 #define OID_EKU_MODSIGN "1.3.6.1.4.1.2312.16.1.2"
 
@@ -145,22 +146,29 @@ static int add_authorized(shim_db *s, const uint8_t *p, size_t len, rs_error *er
     return 0;
 }
 
-int shim_db_add_vendor_cert(shim_db *s, const uint8_t *sec, size_t len, rs_error *err)
+int shim_cert_table_read(const uint8_t *sec, size_t len, shim_cert_table *t, rs_error *err)
 {
-    uint32_t auth_size, deauth_size, auth_off, deauth_off;
-
     if (len < CERT_TABLE)
         return rs_fail(err, ".vendor_cert section is too short (%zu bytes)", len);
-    auth_size = efi_le32(sec);
-    deauth_size = efi_le32(sec + 4);
-    auth_off = efi_le32(sec + 8);
-    deauth_off = efi_le32(sec + 12);
-    if ((uint64_t)auth_off + auth_size > len || (uint64_t)deauth_off + deauth_size > len)
+    t->auth_size = efi_le32(sec);
+    t->deauth_size = efi_le32(sec + 4);
+    t->auth_off = efi_le32(sec + 8);
+    t->deauth_off = efi_le32(sec + 12);
+    if ((uint64_t)t->auth_off + t->auth_size > len || (uint64_t)t->deauth_off + t->deauth_size > len)
         return rs_fail(err, ".vendor_cert entries (%u bytes at %u, %u bytes at %u) lie outside the section (%zu bytes)",
-                       auth_size, auth_off, deauth_size, deauth_off, len);
-    if (auth_size && add_authorized(s, sec + auth_off, auth_size, err) < 0)
+                       t->auth_size, t->auth_off, t->deauth_size, t->deauth_off, len);
+    return 0;
+}
+
+int shim_db_add_vendor_cert(shim_db *s, const uint8_t *sec, size_t len, rs_error *err)
+{
+    shim_cert_table t;
+
+    if (shim_cert_table_read(sec, len, &t, err) < 0)
         return -1;
-    if (deauth_size && shim_list_add_esl(&s->vendor_dbx, sec + deauth_off, deauth_size, err) < 0)
+    if (t.auth_size && add_authorized(s, sec + t.auth_off, t.auth_size, err) < 0)
+        return -1;
+    if (t.deauth_size && shim_list_add_esl(&s->vendor_dbx, sec + t.deauth_off, t.deauth_size, err) < 0)
         return -1;
     return 0;
 }

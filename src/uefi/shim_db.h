@@ -42,6 +42,14 @@ int shim_list_add_esl(shim_list *l, const uint8_t *buf, size_t len, rs_error *er
  * vendor dbx ESL. */
 int shim_db_add_vendor_cert(shim_db *s, const uint8_t *sec, size_t len, rs_error *err);
 
+/* The struct cert_table that starts a .vendor_cert section: where its two
+ * blobs lie. */
+typedef struct shim_cert_table {
+    uint32_t auth_size, deauth_size, auth_off, deauth_off;
+} shim_cert_table;
+/* The table of a section of len bytes, both blobs checked to lie in it. */
+int shim_cert_table_read(const uint8_t *sec, size_t len, shim_cert_table *t, rs_error *err);
+
 /* True when cert carries the module-signing EKU (1.3.6.1.4.1.2312.16.1.2),
  * which shim's verify_eku refuses as an anchor. */
 bool shim_cert_is_modsign(X509 *cert);

@@ -7,7 +7,6 @@
 
 #define DOS_HEADER 64
 #define COFF_HEADER 20
-#define SECTION_HEADER 40
 #define CERT_DIR_INDEX 4
 /* Real headers are a few KiB; this only stops a hostile SizeOfHeaders
  * from making us allocate the whole file. */
@@ -240,7 +239,7 @@ static int parse_sections(pe_layout *pe, uint32_t n, uint64_t table, rs_error *e
 {
     uint64_t sum = pe->size_of_headers, covered = pe->size_of_headers;
 
-    if (table + (uint64_t)n * SECTION_HEADER > pe->size_of_headers)
+    if (table + (uint64_t)n * PE_SECTION_HEADER > pe->size_of_headers)
         return rs_fail(err, "section table (%u sections) extends past SizeOfHeaders (0x%x)", n,
                        pe->size_of_headers);
     pe->sections = calloc(n ? n : 1, sizeof(*pe->sections));
@@ -249,7 +248,7 @@ static int parse_sections(pe_layout *pe, uint32_t n, uint64_t table, rs_error *e
     for (uint32_t i = 0; i < n; i++) {
         pe_range r;
 
-        if (section_range(pe, i, pe->headers + table + (uint64_t)i * SECTION_HEADER, &r, err) < 0)
+        if (section_range(pe, i, pe->headers + table + (uint64_t)i * PE_SECTION_HEADER, &r, err) < 0)
             return -1;
         if (r.len == 0)
             continue;
@@ -314,7 +313,7 @@ static bool section_name_is(const pe_layout *pe, const rs_input *in, const uint8
 int pe_find_section(const pe_layout *pe, const rs_input *in, const char *name, pe_range *out)
 {
     for (uint32_t i = 0; i < pe->nsection_headers; i++) {
-        const uint8_t *s = pe->headers + pe->section_table + (uint64_t)i * SECTION_HEADER;
+        const uint8_t *s = pe->headers + pe->section_table + (uint64_t)i * PE_SECTION_HEADER;
         uint32_t vsize = pe_le32(s + 8), raw_size = pe_le32(s + 16);
 
         if (!section_name_is(pe, in, s, name))

@@ -16,6 +16,8 @@
 #define PE_CERT_REVISION 0x0200
 #define PE_CERT_TYPE_PKCS 0x0002
 #define PE_CERT_HEADER 8
+/* One IMAGE_SECTION_HEADER in the section table. */
+#define PE_SECTION_HEADER 40
 
 typedef struct pe_range {
     uint64_t off;

@@ -5,7 +5,6 @@
 
 #include "formats/pe/pe_layout.h"
 
-#define SECTION_HEADER 40
 /* DllCharacteristics follows CheckSum (4 bytes) and Subsystem (2). */
 #define DLL_CHARACTERISTICS_AFTER_CHECKSUM 6
 
@@ -23,7 +22,7 @@ size_t pe_image_section_count(const rs_image *img)
 void pe_image_section_header(const rs_image *img, size_t i, pe_section_header *out)
 {
     const pe_layout *pe = layout(img);
-    const uint8_t *h = pe->headers + pe->section_table + (uint64_t)i * SECTION_HEADER;
+    const uint8_t *h = pe->headers + pe->section_table + (uint64_t)i * PE_SECTION_HEADER;
 
     memcpy(out->name, h, sizeof(out->name));
     out->virtual_size = pe_le32(h + 8);
