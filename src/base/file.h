@@ -179,6 +179,9 @@ int rs_pwrite_all(int fd, const void *data, size_t len, off_t off);
  * bytes read (fewer than len only at the end of the file), or -1 with
  * errno set. */
 ssize_t rs_pread_all(int fd, void *buf, size_t len, off_t off);
+/* The same from the fd's position (a pipe, a terminal): up to len bytes,
+ * fewer only at end of file; -1 with errno on an error. */
+ssize_t rs_read_all(int fd, void *buf, size_t len);
 
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);

@@ -84,12 +84,14 @@ void rs_input_close(rs_input *in)
     }
 }
 
-ssize_t rs_pread_all(int fd, void *buf, size_t len, off_t off)
+/* Reads len bytes, at off, or from the fd's position when off < 0. */
+static ssize_t read_loop(int fd, void *buf, size_t len, off_t off)
 {
     size_t done = 0;
 
     while (done < len) {
-        ssize_t n = pread(fd, (uint8_t *)buf + done, len - done, off + (off_t)done);
+        uint8_t *to = (uint8_t *)buf + done;
+        ssize_t n = off < 0 ? read(fd, to, len - done) : pread(fd, to, len - done, off + (off_t)done);
 
         if (n < 0 && errno == EINTR)
             continue;
@@ -100,6 +102,16 @@ ssize_t rs_pread_all(int fd, void *buf, size_t len, off_t off)
         done += (size_t)n;
     }
     return (ssize_t)done;
+}
+
+ssize_t rs_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+    return off < 0 ? (errno = EINVAL, -1) : read_loop(fd, buf, len, off);
+}
+
+ssize_t rs_read_all(int fd, void *buf, size_t len)
+{
+    return read_loop(fd, buf, len, -1);
 }
 
 static int read_at(const rs_input *in, uint64_t off, void *buf, size_t len, rs_error *err)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/file.h"
 #include "crypto/p11kit_lib.h"
 
 void rs_p11_pin_wipe(rs_p11_pin *pin)
@@ -38,26 +39,6 @@ static void strip_newline(rs_p11_pin *pin)
         pin->len--;
 }
 
-/* read(2) straight into the PIN buffer: stdio would keep a copy in its own
- * buffer that nobody wipes. */
-static ssize_t read_all(int fd, char *buf, size_t cap)
-{
-    size_t got = 0;
-
-    while (got < cap) {
-        ssize_t n = read(fd, buf + got, cap - got);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        if (n == 0)
-            break;
-        got += (size_t)n;
-    }
-    return (ssize_t)got;
-}
-
 static const char *pin_file_path(const char *source)
 {
     if (!strncmp(source, "file://", 7))
@@ -74,7 +55,9 @@ int rs_secret_from_file(const char *path, rs_p11_pin *pin, rs_error *err)
 
     if (fd < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    n = read_all(fd, pin->value, sizeof(pin->value));
+    /* read(2) straight into the PIN buffer: stdio would keep a copy in its
+     * own buffer that nobody wipes. */
+    n = rs_read_all(fd, pin->value, sizeof(pin->value));
     if (n < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
     if ((size_t)n == sizeof(pin->value))
