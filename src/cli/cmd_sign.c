@@ -191,7 +191,6 @@ static int prepare(const sign_args *a, const rs_sign_options *opts)
     return EXIT_OK;
 }
 
-
 static int finish(const sign_args *a)
 {
     _cleanup_(rs_offline_request_free) rs_offline_request req = { 0 };
@@ -206,9 +205,10 @@ static int finish(const sign_args *a)
         return cli_usage(&cmd_sign, "--finish without FILE needs --output for the detached signature");
     if (rs_offline_request_load(a->finish, &req, &err) < 0)
         return cli_fail_file(&err, a->finish);
-    if ((a->cert && rs_cert_open(a->cert, &cert, &err) < 0) || rs_read_file(a->signature, MAX_SIGNATURE_VALUE, &value,
-                                                                           &err) < 0)
+    if (a->cert && rs_cert_open(a->cert, &cert, &err) < 0)
         return cli_fail(&err);
+    if (rs_read_file(a->signature, MAX_SIGNATURE_VALUE, &value, &err) < 0)
+        return cli_fail_file(&err, a->signature);
     if (cert && X509_cmp(cert, req.cert) != 0) {
         rs_fail(&err, "not the certificate the request was prepared with");
         return cli_fail_file(&err, a->cert);

@@ -7,7 +7,6 @@
 #include "cli/doc.h"
 #include "cli/doc_roff.h"
 
-
 /* The usage text: a synopsis paragraph, then the description. */
 static const char *usage_body(const rs_command *cmd)
 {

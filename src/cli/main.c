@@ -5,7 +5,6 @@
 #include "base/file.h"
 #include "cli/cli.h"
 
-
 static const rs_command *const commands[] = {
     &cmd_sign, &cmd_sign_blob, &cmd_attach, &cmd_detach, &cmd_strip, &cmd_verify, &cmd_list, &cmd_digest,
     &cmd_sign_template, &cmd_attach_tree, &cmd_token,

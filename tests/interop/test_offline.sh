@@ -79,6 +79,12 @@ refuses "finish with a signature value that is not the key's" "$WORK/x" \
     "$REPROSIGN" sign --finish "$WORK/req" --signature "$WORK/junk" --output "$WORK/x"
 refuses "finish with another certificate" "$WORK/x" \
     "$REPROSIGN" sign --finish "$WORK/req" --signature "$WORK/value" --cert "$WORK/other.crt" --output "$WORK/x"
+refuses "finish with a signature value that is not there" "$WORK/x" \
+    "$REPROSIGN" sign --finish "$WORK/req" --signature "$WORK/missing" --output "$WORK/x"
+check "... naming it" grep -qF "reprosign: $WORK/missing: " "$WORK/.err"
+refuses "finish with a request that is not there" "$WORK/x" \
+    "$REPROSIGN" sign --finish "$WORK/missing-req" --signature "$WORK/value" --output "$WORK/x"
+check "... naming it" grep -qF "reprosign: $WORK/missing-req: " "$WORK/.err"
 cp "$WORK/e.efi" "$WORK/changed.efi"
 printf 'X' | dd of="$WORK/changed.efi" bs=1 seek=5000 conv=notrunc status=none
 refuses "finish into a file that is not the one prepared" "$WORK/x" \
