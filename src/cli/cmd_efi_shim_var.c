@@ -72,7 +72,7 @@ static int write_var(const char *vars, const char *name, const char *path, const
     _cleanup_bytes_ rs_bytes data = { 0 };
 
     if (rs_read_file(path, MAX_SHIM_VAR_FILE, &data, err) < 0)
-        return -1;
+        return rs_error_prefix(err, "%s", path);
     if (data.len == 0)
         return rs_fail(err, "%s: empty (a variable cannot be empty)", path);
     if (check_contents(name, &data, err) < 0)

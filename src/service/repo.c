@@ -46,8 +46,9 @@ static int read_verified_release(const rs_repo *r, const char *suite, rs_bytes *
         return -1;
     if (rs_read_file(path, MAX_RELEASE, text, err) < 0)
         return rs_error_prefix(err, "%s", path);
-    if (r->keyring && (rs_read_file(sig_path, MAX_RELEASE, &sig, err) < 0 ||
-                       rs_gpgv_verify(r->keyring, text, &sig, NULL, err) < 0))
+    if (r->keyring && rs_read_file(sig_path, MAX_RELEASE, &sig, err) < 0)
+        return rs_error_prefix(err, "%s", sig_path);
+    if (r->keyring && rs_gpgv_verify(r->keyring, text, &sig, NULL, err) < 0)
         return rs_error_prefix(err, "%s", path);
     if (rs_release_meta_parse((const char *)text->data, text->len, meta, err) < 0 ||
         rs_release_meta_check_fresh(meta, time(NULL), r->max_age, err) < 0)

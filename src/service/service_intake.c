@@ -63,9 +63,9 @@ static int read_requests(rs_service *s, rs_request_list *l, bool *present, rs_er
         return 0;
     if (rs_read_file(c->requests, MAX_REQUESTS_FILE, &text, err) < 0)
         return rs_error_prefix(err, "%s", c->requests);
-    if (c->requests_keyring &&
-        (rs_read_file(c->requests_signature, MAX_REQUESTS_FILE, &sig, err) < 0 ||
-         rs_gpgv_verify(c->requests_keyring, &text, &sig, &signed_at, err) < 0))
+    if (c->requests_keyring && rs_read_file(c->requests_signature, MAX_REQUESTS_FILE, &sig, err) < 0)
+        return rs_error_prefix(err, "%s", c->requests_signature);
+    if (c->requests_keyring && rs_gpgv_verify(c->requests_keyring, &text, &sig, &signed_at, err) < 0)
         return rs_error_prefix(err, "%s", c->requests);
     /* A replayed old export verifies as well as today's. */
     if (c->requests_keyring && signed_at < time(NULL) - max_age(s))

@@ -137,6 +137,20 @@ GNUPGHOME=$WORK/g-rev gpg --batch --export >"$WORK/rev.gpg"
 fresh_state revoked "$WORK/rev.gpg"
 refuses "an export signed by a revoked key is refused (REVKEYSIG)" "" run_expecting REVKEYSIG svc run --state "$WORK/revoked-state" --once
 
+# ---- a signature that is not there is named, not the file it signs ----
+write_requests "$WORK/nosig-requests.json"
+rm "$WORK/nosig-requests.json.sig"
+fresh_state nosig "$WORK/archive.gpg"
+refuses "an export without its signature is refused" "" \
+    run_expecting "nosig-requests.json.sig: cannot open" svc run --state "$WORK/nosig-state" --once
+cp -r "$repo" "$WORK/repo-nogpg" && rm "$WORK/repo-nogpg/dists/bookworm/Release.gpg"
+write_config nogpg "$WORK/repo-nogpg"
+svc init --state "$WORK/nogpg-state" --config "$WORK/nogpg.json"
+rc=0; svc run --state "$WORK/nogpg-state" --once 2>"$WORK/nogpg.err" || rc=$?
+check "an archive whose Release has no Release.gpg: its requests refused (exit status 3, got $rc)" test "$rc" -eq 3
+check "... naming Release.gpg" grep -q "dists/bookworm/Release.gpg: cannot open" "$WORK/nogpg.err"
+check "... and nothing published" test -z "$(ls -A "$WORK/nogpg-out")"
+
 # ---- secrets stay out of children ----
 mkdir -p "$WORK/bin"
 cat >"$WORK/bin/dpkg-source" <<SH

@@ -95,6 +95,9 @@ if [ -r "$TEMPLATE" ]; then
         "$WORK/KEK.esl" --output "$WORK/kek-by-kek.auth"
     refuses "apply: a KEK update signed by the KEK (not PK) is refused" "$WORK/bad.fd" "$REPROSIGN" efi apply \
         --vars "$WORK/vars.fd" --name KEK "$WORK/kek-by-kek.auth" --output "$WORK/bad.fd"
+    refuses "shim-var: a file that is not there is refused" "$WORK/bad.fd" "$REPROSIGN" efi shim-var \
+        --vars "$WORK/vars.fd" --name MokList "$WORK/missing.esl" --output "$WORK/bad.fd"
+    check "... naming it" grep -qF "reprosign: $WORK/missing.esl: cannot open" "$WORK/.err"
 fi
 
 # ---- firmware's db/dbx rules in verify ----
