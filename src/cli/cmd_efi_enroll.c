@@ -110,8 +110,31 @@ static int append_from_store(rs_bytes *esl, const char *path, const char *name, 
     return esl->len > before ? 0 : rs_fail(err, "%s: its %s holds no certificate of Microsoft's", path, name);
 }
 
-static int set_certs(varstore *vs, const char *name, const char *const *paths, size_t n, const efi_guid *owner,
-                     const char *microsoft, const uint8_t ts[EFI_TIME_SIZE], rs_error *err)
+/* Where the variables go: a store read from `path`, each written with
+ * the same owner and timestamp. */
+typedef struct target {
+    varstore vs;
+    const char *path;
+    efi_guid owner;
+    uint8_t ts[EFI_TIME_SIZE];
+} target;
+
+static void target_free(target *t)
+{
+    varstore_free(&t->vs);
+}
+
+/* A variable into the store: what fails here is the store's (full, not
+ * erased), so it is named, where a certificate file names itself. */
+static int store(target *t, const char *name, const efi_guid *guid, const rs_bytes *esl, rs_error *err)
+{
+    if (varstore_set(&t->vs, name, guid, EFI_SECURE_VAR_ATTRS, t->ts, esl->data, esl->len, err) < 0)
+        return rs_error_prefix(err, "%s", t->path);
+    return 0;
+}
+
+static int set_certs(target *t, const char *name, const char *const *paths, size_t n, const char *microsoft,
+                     rs_error *err)
 {
     _cleanup_bytes_ rs_bytes esl = { 0 };
     const efi_guid *guid;
@@ -119,14 +142,14 @@ static int set_certs(varstore *vs, const char *name, const char *const *paths, s
     if (efi_secure_var(name, &guid, err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++)
-        if (efi_append_cert_lists(&esl, paths[i], owner, err) < 0)
+        if (efi_append_cert_lists(&esl, paths[i], &t->owner, err) < 0)
             return -1;
     if (microsoft && append_from_store(&esl, microsoft, name, guid, err) < 0)
         return -1;
-    return varstore_set(vs, name, guid, EFI_SECURE_VAR_ATTRS, ts, esl.data, esl.len, err);
+    return store(t, name, guid, &esl, err);
 }
 
-static int set_dbx(varstore *vs, const char *path, const uint8_t ts[EFI_TIME_SIZE], rs_error *err)
+static int set_dbx(target *t, const char *path, rs_error *err)
 {
     _cleanup_bytes_ rs_bytes esl = { 0 };
 
@@ -134,25 +157,21 @@ static int set_dbx(varstore *vs, const char *path, const uint8_t ts[EFI_TIME_SIZ
         return -1;
     if (esl_walk(esl.data, esl.len, NULL, NULL, err) < 0)
         return rs_error_prefix(err, "%s", path);
-    return varstore_set(vs, "dbx", &efi_guid_image_security, EFI_SECURE_VAR_ATTRS, ts, esl.data, esl.len, err);
+    return store(t, "dbx", &efi_guid_image_security, &esl, err);
 }
 
 /* PK last: the firmware leaves Setup Mode when it appears. */
 static int enroll(const enroll_args *a, rs_error *err)
 {
-    _cleanup_varstore_ varstore vs = { 0 };
-    uint8_t ts[EFI_TIME_SIZE];
-    efi_guid owner;
+    _cleanup_(target_free) target t = { .path = a->vars };
 
-    if (efi_parse_owner(a->owner, &owner, err) < 0 || efi_parse_timestamp(a->timestamp, ts, err) < 0 ||
-        varstore_load(a->vars, &vs, err) < 0)
+    if (efi_parse_owner(a->owner, &t.owner, err) < 0 || efi_parse_timestamp(a->timestamp, t.ts, err) < 0 ||
+        varstore_load(a->vars, &t.vs, err) < 0)
         return -1;
-    if (set_certs(&vs, "db", a->db, a->ndb, &owner, a->microsoft, ts, err) < 0 ||
-        (a->dbx && set_dbx(&vs, a->dbx, ts, err) < 0) ||
-        set_certs(&vs, "KEK", a->kek, a->nkek, &owner, a->microsoft, ts, err) < 0 ||
-        set_certs(&vs, "PK", &a->pk, 1, &owner, NULL, ts, err) < 0)
-        return rs_error_prefix(err, "%s", a->vars);
-    return efi_write_output(a->output, &vs.image, err);
+    if (set_certs(&t, "db", a->db, a->ndb, a->microsoft, err) < 0 || (a->dbx && set_dbx(&t, a->dbx, err) < 0) ||
+        set_certs(&t, "KEK", a->kek, a->nkek, a->microsoft, err) < 0 || set_certs(&t, "PK", &a->pk, 1, NULL, err) < 0)
+        return -1;
+    return efi_write_output(a->output, &t.vs.image, err);
 }
 
 static int enroll_run(int argc, char **argv)

@@ -148,6 +148,14 @@ refuses "ESL whose list size lies" "" "$REPROSIGN" efi list "$WORK/lie.esl"
 py "import struct; d=bytearray(open('$WORK/hash.esl','rb').read()); struct.pack_into('<I',d,24,40); open('$WORK/size.esl','wb').write(d)"
 refuses "SHA-256 list with the wrong entry size" "" "$REPROSIGN" verify "$WORK/a.efi" --db "$WORK/size.esl"
 py "import struct; d=bytearray(open('$WORK/db.esl','rb').read()); struct.pack_into('<I',d,24,0); open('$WORK/zero.esl','wb').write(d)"
+for i in $(seq 400); do cat "$WORK/db.crt"; done >"$WORK/many.crt"
+refuses "enroll: a db larger than the store is refused" "$WORK/out.fd" "$REPROSIGN" efi enroll --vars "$TEMPLATE" \
+    --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/many.crt" --output "$WORK/out.fd"
+check "... naming the store" grep -qF "reprosign: $TEMPLATE: variable store is full: db needs" "$WORK/.err"
+refuses "enroll: a certificate that is not there is refused" "$WORK/out.fd" "$REPROSIGN" efi enroll --vars "$TEMPLATE" \
+    --pk "$WORK/missing.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --output "$WORK/out.fd"
+check "... naming it, not the store" grep -qxF "reprosign: $WORK/missing.crt: cannot open: No such file or directory" \
+    "$WORK/.err"
 refuses "ESL with a zero signature size" "$WORK/out.fd" "$REPROSIGN" efi enroll --vars "${TEMPLATE}" --pk "$WORK/PK.crt" \
     --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --dbx "$WORK/zero.esl" --output "$WORK/out.fd"
 py "import struct; d=bytearray(open('$WORK/db.replace.auth','rb').read()); struct.pack_into('<I',d,16,len(d)); open('$WORK/len.auth','wb').write(d)"
