@@ -222,7 +222,7 @@ static int finish(const sign_args *a)
     }
     if (!a->output && !(fallback = default_output(a)))
         return EXIT_FAIL;
-    if (rs_op_emit(a->file, &der, req.cert, a->detached, a->output ? a->output : fallback, &err) < 0)
+    if (rs_op_emit(a->file, &der, NULL, req.cert, a->detached, a->output ? a->output : fallback, &err) < 0)
         return cli_fail(&err);
     return EXIT_OK;
 }

@@ -102,7 +102,8 @@ int rs_op_sign(const char *path, rs_image_signer *signer, const rs_sign_options 
     return write_image(&img, &edit, t->output, err);
 }
 
-int rs_op_emit(const char *path, const rs_bytes *sig, X509 *cert, bool detached, const char *output, rs_error *err)
+int rs_op_emit(const char *path, const rs_bytes *sig, const char *sig_path, X509 *cert, bool detached,
+               const char *output, rs_error *err)
 {
     _cleanup_image_ rs_image img = { .in.fd = -1 };
 
@@ -110,8 +111,12 @@ int rs_op_emit(const char *path, const rs_bytes *sig, X509 *cert, bool detached,
         return -1;
     if (!detached && check_capacity(&img, err) < 0)
         return -1;
-    if (img.format->check_binding(&img, sig, cert, err) < 0)
+    /* A signature read from a file may be what is wrong: both are named. */
+    if (img.format->check_binding(&img, sig, cert, err) < 0) {
+        if (sig_path)
+            return rs_error_prefix(err, "%s: attaching to %s", sig_path, path);
         return rs_error_prefix(err, "%s", path);
+    }
     return emit(&img, sig, detached, output, err);
 }
 
@@ -121,7 +126,7 @@ int rs_op_attach(const char *sig_path, const char *path, X509 *cert, const char 
 
     if (rs_read_file(sig_path, MAX_DETACHED_SIG, &sig, err) < 0)
         return rs_error_prefix(err, "%s", sig_path);
-    return rs_op_emit(path, &sig, cert, false, output, err);
+    return rs_op_emit(path, &sig, sig_path, cert, false, output, err);
 }
 
 int rs_op_detach(const char *path, size_t index, const char *output, rs_error *err)

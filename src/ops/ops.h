@@ -42,7 +42,8 @@ int rs_op_attach(const char *sig_path, const char *path, X509 *cert, const char 
 /* A signature made elsewhere (offline, or by the signing service), checked
  * against the image like attach does, then written alone (detached) or
  * attached. output NULL means in place. */
-int rs_op_emit(const char *path, const rs_bytes *sig, X509 *cert, bool detached, const char *output, rs_error *err);
+int rs_op_emit(const char *path, const rs_bytes *sig, const char *sig_path, X509 *cert, bool detached,
+               const char *output, rs_error *err);
 
 /* Writes signature index of path to output, or to stdout when output is
  * NULL (refused when stdout is a terminal: DER is binary). */

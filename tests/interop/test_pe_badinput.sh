@@ -37,12 +37,17 @@ done
 # Garbage and mismatched signatures.
 head -c 700 /dev/urandom >"$WORK/random.sig"
 refuses "attach: random bytes as a signature" "$WORK/r.out" "$REPROSIGN" attach "$WORK/random.sig" "$WORK/good.efi" --output "$WORK/r.out"
+check "... naming the signature, then the image" grep -qF "reprosign: $WORK/random.sig: attaching to $WORK/good.efi: " \
+    "$WORK/.err"
 : >"$WORK/empty.sig"
 refuses "attach: empty signature" "$WORK/r.out" "$REPROSIGN" attach "$WORK/empty.sig" "$WORK/good.efi" --output "$WORK/r.out"
 head -c 300 "$WORK/good.sig" >"$WORK/short.sig"
 refuses "attach: truncated signature" "$WORK/r.out" "$REPROSIGN" attach "$WORK/short.sig" "$WORK/good.efi" --output "$WORK/r.out"
 mkpe "$WORK/other.efi" --trailing 8
 refuses "attach: signature of another image" "$WORK/r.out" "$REPROSIGN" attach "$WORK/good.sig" "$WORK/other.efi" --output "$WORK/r.out"
+check "... naming both, and both digests" grep -qE \
+    "^reprosign: $WORK/good.sig: attaching to $WORK/other.efi: signature does not match the image: signed digest sha256:[0-9a-f]{64}, image digest sha256:[0-9a-f]{64}$" \
+    "$WORK/.err"
 
 # Keys and certificates.
 refuses "sign: key and certificate do not match" "$WORK/k.out" \
