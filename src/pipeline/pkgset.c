@@ -18,6 +18,7 @@ void rs_pkgset_free(rs_pkgset *s)
     for (size_t i = 0; i < s->count; i++)
         rs_pkgtree_free(&s->trees[i]);
     free(s->trees);
+    free(s->dir);
     memset(s, 0, sizeof(*s));
 }
 
@@ -63,6 +64,8 @@ int rs_pkgset_scan(const char *dir, rs_pkgset *out, rs_error *err)
     memset(out, 0, sizeof(*out));
     if (n < 0)
         return rs_fail(err, "%s: %s", dir, strerror(errno));
+    if (!(out->dir = strdup(dir)))
+        rc = rs_fail(err, "out of memory");
     for (int i = 0; i < n; i++) {
         if (rc == 0 && names[i]->d_name[0] != '.')
             rc = scan_entry(out, dir, names[i]->d_name, err);
@@ -74,7 +77,7 @@ int rs_pkgset_scan(const char *dir, rs_pkgset *out, rs_error *err)
     return rc;
 }
 
-int rs_pkgset_choose(rs_pkgset *s, const char *name, const char *version, rs_pkgtree **out, rs_error *err)
+static int choose(rs_pkgset *s, const char *name, const char *version, rs_pkgtree **out, rs_error *err)
 {
     rs_pkgtree *only = NULL, *match = NULL;
     size_t count = 0, matches = 0;
@@ -107,4 +110,13 @@ int rs_pkgset_choose(rs_pkgset *s, const char *name, const char *version, rs_pkg
     if (version)
         return rs_fail(err, "package %s: the template asks for version %s, found %s", name, version, found);
     return rs_fail(err, "package %s: ambiguous, several versions present (%s)", name, found);
+}
+
+/* Its errors name the directory searched: what is missing or doubled is
+ * there. */
+int rs_pkgset_choose(rs_pkgset *s, const char *name, const char *version, rs_pkgtree **out, rs_error *err)
+{
+    if (choose(s, name, version, out, err) < 0)
+        return s->dir ? rs_error_prefix(err, "%s", s->dir) : -1;
+    return 0;
 }

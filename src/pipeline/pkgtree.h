@@ -36,6 +36,7 @@ int rs_pkgtree_open(const rs_pkgtree *t, const char *resolved, int *fd, rs_error
 typedef struct rs_pkgset {
     rs_pkgtree *trees;
     size_t count;
+    char *dir;           /* where they were found, for errors */
 } rs_pkgset;
 
 int rs_pkgset_scan(const char *dir, rs_pkgset *out, rs_error *err);

@@ -321,6 +321,7 @@ check "... and signs that version's files" diff -r "$WORK/picked/signatures" "$W
 refuses "two versions and a bare files.json: ambiguous" "$WORK/ambiguous" \
     sign_template "$WORK/bare.json" --packages "$WORK/versions" --output "$WORK/ambiguous"
 check "the ambiguity error lists the versions" grep -q 'ambiguous.*99.0' "$WORK/.err"
+check "... and names the packages directory" grep -qF "reprosign: $WORK/versions: package " "$WORK/.err"
 mkdir -p "$WORK/onlynew" && cp "$WORK/versions/newer.deb" "$WORK/onlynew/"
 refuses "only another version present: refused" "$WORK/wrongver" \
     sign_template "$template_deb" --packages "$WORK/onlynew" --output "$WORK/wrongver"
