@@ -115,16 +115,18 @@ void rs_sign_store_free(rs_sign_job *j);
 /* The format of an item that passed the checks: its sig_type's, which
  * the file's own had to be. */
 const rs_format *rs_sign_checked_format(const rs_sign_record *rec);
-/* n records from first, each checked to name a package and a sig_type. */
-int rs_sign_store_read_records(rs_sign_job *j, size_t first, size_t n, rs_sign_record *recs, rs_error *err);
+/* n consecutive records from first, each checked to name a package and a
+ * sig_type, and their paths into paths, NUL-terminated, one after the
+ * other, each checked to be where its record says. */
+int rs_sign_store_read_batch(rs_sign_job *j, size_t first, size_t n, rs_sign_record *recs, rs_bytes *paths,
+                             rs_error *err);
+/* The path of recs[i] in a batch so read. */
+const char *rs_sign_batch_path(const rs_sign_record *recs, const rs_bytes *paths, size_t i);
 int rs_sign_store_write(rs_sign_job *j, size_t index, const rs_sign_record *rec, rs_error *err);
 /* The signature at place k's SHA-256, kept (in place order: k is the
  * number kept so far), and read back, for a k already kept. */
 int rs_sign_store_keep_hash(rs_sign_job *j, size_t k, const unsigned char hash[SHA256_DIGEST_LENGTH], rs_error *err);
 int rs_sign_store_hash(rs_sign_job *j, size_t k, unsigned char hash[SHA256_DIGEST_LENGTH], rs_error *err);
-/* n consecutive records' paths into buf, NUL-terminated, one after the
- * other: recs[i]'s at recs[i].path_at - recs[0].path_at. */
-int rs_sign_store_read_paths(rs_sign_job *j, const rs_sign_record *recs, size_t n, rs_bytes *buf, rs_error *err);
 /* Item index from its record and its path (which it points at), as listed:
  * its package and tree, no format yet, its resolved name its path. */
 void rs_sign_item_from_record(rs_sign_job *j, size_t index, const rs_sign_record *rec, const char *path,

@@ -150,8 +150,7 @@ static int read_batch(rs_sign_job *j, rs_sign_manifest *m, rs_error *err)
 
     m->batch_first = m->next;
     m->batch_n = 0;
-    if (rs_sign_store_read_records(j, m->next, n, m->batch, err) < 0 ||
-        rs_sign_store_read_paths(j, m->batch, n, &m->batch_paths, err) < 0)
+    if (rs_sign_store_read_batch(j, m->next, n, m->batch, &m->batch_paths, err) < 0)
         return -1;
     m->batch_n = n;
     return 0;
@@ -167,7 +166,7 @@ static int signed_entry(rs_sign_job *j, rs_sign_manifest *m, size_t signed_count
     rec = &m->batch[m->next - m->batch_first];
     if (rec->order >= signed_count)
         return 0;
-    rs_sign_item_from_record(j, m->next, rec, (const char *)m->batch_paths.data + (rec->path_at - m->batch[0].path_at),
+    rs_sign_item_from_record(j, m->next, rec, rs_sign_batch_path(m->batch, &m->batch_paths, m->next - m->batch_first),
                              it);
     it->format = rs_sign_checked_format(rec);
     return rs_sign_store_hash(j, (size_t)rec->order, it->sig_sha256, err) < 0 ? -1 : 1;

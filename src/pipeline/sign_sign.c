@@ -82,15 +82,14 @@ static int load_run(rs_sign_job *j, size_t first, const uint64_t *indices, size_
 {
     rs_sign_slots *s = j->slots;
 
-    if (rs_sign_store_read_records(j, (size_t)indices[0], n, s->recs, err) < 0 ||
-        rs_sign_store_read_paths(j, s->recs, n, &s->paths, err) < 0)
+    if (rs_sign_store_read_batch(j, (size_t)indices[0], n, s->recs, &s->paths, err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
         rs_sign_slot *slot = slot_of(j, first + i);
-        const char *path = (const char *)s->paths.data + (s->recs[i].path_at - s->recs[0].path_at);
 
         rs_bytes_free(&slot->it.sig);
-        if (rs_sign_store_item_at(j, (size_t)indices[i], &s->recs[i], path, &slot->it, &slot->names, err) < 0)
+        if (rs_sign_store_item_at(j, (size_t)indices[i], &s->recs[i], rs_sign_batch_path(s->recs, &s->paths, i),
+                                  &slot->it, &slot->names, err) < 0)
             return -1;
         slot->it.format = rs_sign_checked_format(&slot->it.rec);
     }

@@ -151,7 +151,7 @@ void rs_sign_item_from_record(rs_sign_job *j, size_t index, const rs_sign_record
 }
 
 /* A record read back must name a package and a sig_type; its names are
- * checked as they are read (read_name, rs_sign_store_read_paths). */
+ * checked as they are read (read_name, read_paths). */
 static int check_record(const rs_sign_job *j, const rs_sign_record *rec, rs_error *err)
 {
     if (rec->pkg >= j->tpl.files.n_packages || rec->type >= RS_SIG_TYPES)
@@ -176,15 +176,43 @@ static int read_name(const rs_spill *s, uint64_t at, uint32_t len, char *out, rs
     return 0;
 }
 
-int rs_sign_store_read_records(rs_sign_job *j, size_t first, size_t n, rs_sign_record *recs, rs_error *err)
+/* n consecutive records' paths: they were appended one after the other,
+ * so they are read in one go, from the first's start to the last's end;
+ * each must be where its record says. */
+static int read_paths(rs_sign_job *j, const rs_sign_record *recs, size_t n, rs_bytes *buf, rs_error *err)
+{
+    uint64_t start = recs[0].path_at, end = recs[n - 1].path_at + recs[n - 1].path_len + 1;
+
+    if (end < start || end - start > SIZE_MAX || room_for(buf, (size_t)(end - start), err) < 0 ||
+        rs_spill_read(&j->names, start, buf->data, (size_t)(end - start), err) < 0)
+        return -1;
+    buf->len = (size_t)(end - start);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t at = recs[i].path_at - start;
+
+        if (recs[i].path_at < start || at + recs[i].path_len >= buf->len || buf->data[at + recs[i].path_len] ||
+            strlen((char *)buf->data + at) != recs[i].path_len)
+            return rs_fail(err, "temporary file: a name that was not written");
+    }
+    return 0;
+}
+
+int rs_sign_store_read_batch(rs_sign_job *j, size_t first, size_t n, rs_sign_record *recs, rs_bytes *paths,
+                             rs_error *err)
 {
     if (rs_spill_read(&j->records, (uint64_t)first * sizeof(*recs), recs, n * sizeof(*recs), err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++)
         if (check_record(j, &recs[i], err) < 0)
             return -1;
-    return 0;
+    return read_paths(j, recs, n, paths, err);
 }
+
+const char *rs_sign_batch_path(const rs_sign_record *recs, const rs_bytes *paths, size_t i)
+{
+    return (const char *)paths->data + (recs[i].path_at - recs[0].path_at);
+}
+
 
 int rs_sign_store_item_at(rs_sign_job *j, size_t index, const rs_sign_record *rec, const char *path, rs_sign_item *it,
                           rs_bytes *buf, rs_error *err)
@@ -209,7 +237,7 @@ int rs_sign_store_load_item(rs_sign_job *j, size_t index, rs_sign_item *it, rs_b
     _cleanup_bytes_ rs_bytes path = { 0 };
     rs_sign_record rec;
 
-    if (rs_sign_store_read_records(j, index, 1, &rec, err) < 0 || rs_sign_store_read_paths(j, &rec, 1, &path, err) < 0)
+    if (rs_sign_store_read_batch(j, index, 1, &rec, &path, err) < 0)
         return -1;
     return rs_sign_store_item_at(j, index, &rec, (const char *)path.data, it, buf, err);
 }
@@ -226,27 +254,6 @@ void rs_sign_window_free(rs_sign_window *w)
     memset(w, 0, sizeof(*w));
 }
 
-/* n consecutive records' paths: they were appended one after the other,
- * so they are read in one go, from the first's start to the last's end;
- * each must be where its record says. */
-int rs_sign_store_read_paths(rs_sign_job *j, const rs_sign_record *recs, size_t n, rs_bytes *buf, rs_error *err)
-{
-    uint64_t start = recs[0].path_at, end = recs[n - 1].path_at + recs[n - 1].path_len + 1;
-
-    if (end < start || end - start > SIZE_MAX || room_for(buf, (size_t)(end - start), err) < 0 ||
-        rs_spill_read(&j->names, start, buf->data, (size_t)(end - start), err) < 0)
-        return -1;
-    buf->len = (size_t)(end - start);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t at = recs[i].path_at - start;
-
-        if (recs[i].path_at < start || at + recs[i].path_len >= buf->len || buf->data[at + recs[i].path_len] ||
-            strlen((char *)buf->data + at) != recs[i].path_len)
-            return rs_fail(err, "temporary file: a name that was not written");
-    }
-    return 0;
-}
-
 int rs_sign_window_load(rs_sign_job *j, size_t first, size_t n, rs_sign_window *w, rs_error *err)
 {
     _cleanup_free_ rs_sign_record *recs = NULL;
@@ -258,13 +265,10 @@ int rs_sign_window_load(rs_sign_job *j, size_t first, size_t n, rs_sign_window *
         return rs_fail(err, "out of memory");
     w->first = first;
     w->n = n;
-    if (rs_sign_store_read_records(j, first, n, recs, err) < 0 ||
-        rs_sign_store_read_paths(j, recs, n, &w->paths, err) < 0)
+    if (rs_sign_store_read_batch(j, first, n, recs, &w->paths, err) < 0)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        rs_sign_item_from_record(j, first + i, &recs[i],
-                                 (const char *)w->paths.data + (recs[i].path_at - recs[0].path_at), &w->items[i]);
-    }
+    for (size_t i = 0; i < n; i++)
+        rs_sign_item_from_record(j, first + i, &recs[i], rs_sign_batch_path(recs, &w->paths, i), &w->items[i]);
     return 0;
 }
 
