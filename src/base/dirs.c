@@ -24,23 +24,47 @@ void rs_remove_tree(const char *dir)
         nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+static int remove_dir_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);   /* one that is not empty stays, as its files do */
+    return 0;
+}
+
+void rs_remove_empty_dirs(const char *dir)
+{
+    if (dir && access(dir, F_OK) == 0)
+        nftw(dir, remove_dir_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* Deepest first: in a tree being filled, a new directory's parent usually
- * exists already, so this costs one mkdir, not one per level. */
-static int mkdir_missing(char *dir, rs_error *err)
+ * exists already, so this costs one mkdir, not one per level. *made is
+ * the length of the shallowest directory made, kept even on failure. */
+static int mkdir_missing(char *dir, size_t *made, rs_error *err)
 {
     char *slash;
     int rc;
 
-    if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+    if (mkdir(dir, 0755) == 0) {
+        *made = strlen(dir);
+        return 0;
+    }
+    if (errno == EEXIST)
         return 0;
     if (errno != ENOENT || !(slash = strrchr(dir, '/')) || slash == dir)
         return rs_fail(err, "%s: %s", dir, strerror(errno));
     *slash = '\0';
-    rc = mkdir_missing(dir, err);
+    rc = mkdir_missing(dir, made, err);
     *slash = '/';
     if (rc < 0)
         return -1;
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+    if (mkdir(dir, 0755) == 0) {
+        if (!*made)
+            *made = strlen(dir);
+        return 0;
+    }
+    if (errno != EEXIST)
         return rs_fail(err, "%s: %s", dir, strerror(errno));
     return 0;
 }
@@ -58,18 +82,26 @@ int rs_replace_path(const char *path, int fd, char **out, rs_error *err)
     return 0;
 }
 
-int rs_mkdir_parents(const char *path, rs_error *err)
+int rs_mkdir_parents_made(const char *path, size_t *made, rs_error *err)
 {
     _cleanup_free_ char *copy = strdup(path);
     char *slash;
 
+    *made = 0;
     if (!copy)
         return rs_fail(err, "out of memory");
     slash = strrchr(copy, '/');
     if (!slash || slash == copy)
         return 0;
     *slash = '\0';
-    return mkdir_missing(copy, err);
+    return mkdir_missing(copy, made, err);
+}
+
+int rs_mkdir_parents(const char *path, rs_error *err)
+{
+    size_t made;
+
+    return rs_mkdir_parents_made(path, &made, err);
 }
 
 int rs_write_new_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)

@@ -119,12 +119,19 @@ int rs_replace_path(const char *path, int fd, char **out, rs_error *err);
 /* Removes a directory tree, if it exists; used on failure paths, so
  * errors are not reported. */
 void rs_remove_tree(const char *dir);
+/* Removes every empty directory of a tree, deepest first, the tree's top
+ * too if it ends empty; files, and the directories holding them, stay. */
+void rs_remove_empty_dirs(const char *dir);
 /* Sets the process's umask, which new outputs follow too. Only before
  * any thread starts. */
 void rs_umask_set(mode_t mask);
 
 /* Creates every missing parent directory of path (not path itself). */
 int rs_mkdir_parents(const char *path, rs_error *err);
+/* The same, telling in *made the length of path's prefix that names the
+ * shallowest directory made (0: none was), also when it fails part-way:
+ * what a failed command must remove to leave nothing behind. */
+int rs_mkdir_parents_made(const char *path, size_t *made, rs_error *err);
 
 /* Writes a new file (refusing to replace one), creating its parent
  * directories as needed. Only for files inside a private work directory

@@ -63,12 +63,30 @@ static int abort_window(tree_job *t, rs_error *err)
     return 0;
 }
 
+/* Then the directories made for the files: those that are empty now. */
+static int remove_made_dirs(tree_job *t, rs_error *err)
+{
+    (void)err;
+    for (size_t i = 0; i < t->n; i++) {
+        entry *e = &t->win[i];
+        _cleanup_free_ char *path = e->k.made_dir_len ? rs_attach_write_path(t, e) : NULL;
+
+        if (path && e->k.made_dir_len < strlen(path)) {
+            path[e->k.made_dir_len] = '\0';
+            rs_remove_empty_dirs(path);
+        }
+    }
+    return 0;
+}
+
 static void job_free(tree_job *t, int rc)
 {
     rs_error ignored;
 
-    if (rc < 0 && t->written)
+    if (rc < 0 && t->written) {
         rs_attach_each_window(t, abort_window, false, &ignored);
+        rs_attach_each_window(t, remove_made_dirs, false, &ignored);
+    }
     rs_attach_journal_free(t);
     free(t->real_root);
 }

@@ -178,6 +178,17 @@ static int read_checked_sig(const tree_job *t, const entry *e, rs_bytes *sig, rs
     return 0;
 }
 
+/* Directories made for a file under OUTROOT are noted in its entry, so
+ * that a failure removes them with the temporaries (attach_tree.c). */
+static int make_parents(entry *e, const char *out, rs_error *err)
+{
+    size_t made;
+    int rc = rs_mkdir_parents_made(out, &made, err);
+
+    e->k.made_dir_len = (uint32_t)made;
+    return rc;
+}
+
 int rs_attach_write_one(void *ctx, size_t i, rs_error *err)
 {
     tree_job *t = ctx;
@@ -202,7 +213,7 @@ int rs_attach_write_one(void *ctx, size_t i, rs_error *err)
         return -1;
     if (fstat(img.in.fd, &st) < 0 || (now = file_id_of(&st), !same_file(&e->k.checked, &now)))
         return rs_fail(err, "%s: changed since its signature was checked; nothing was written", in);
-    if (rs_mkdir_parents(out, err) < 0 || rs_output_open(&written, out, img.in.mode, err) < 0)
+    if (make_parents(e, out, err) < 0 || rs_output_open(&written, out, img.in.mode, err) < 0)
         return -1;
     if (img.format->write(&img, &edit, &written, err) < 0 || rs_output_keep(&written, &e->k.out, err) < 0)
         return rs_error_prefix(err, "%s", out);

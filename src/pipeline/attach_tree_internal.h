@@ -34,6 +34,7 @@ typedef struct file_id {
 typedef struct entry_kept {
     uint64_t rel_at, write_path_at;   /* in the journal's names */
     uint32_t rel_len, write_path_len; /* write_path_len 0: none */
+    uint32_t made_dir_len;            /* the write path's prefix naming the first directory made for it, or 0 */
     unsigned char sig_sha256[32];
     bool carried;         /* the file already carries this very signature */
     bool failed;          /* it does not fit; its problem is in the job's list */
