@@ -53,7 +53,7 @@ static int mkdir_missing(char *dir, size_t *made, rs_error *err)
     if (errno == EEXIST)
         return 0;
     if (errno != ENOENT || !(slash = strrchr(dir, '/')) || slash == dir)
-        return rs_fail(err, "%s: %s", dir, strerror(errno));
+        return rs_fail_sys(err, errno, "%s: %s", dir, strerror(errno));
     *slash = '\0';
     rc = mkdir_missing(dir, made, err);
     *slash = '/';
@@ -65,7 +65,7 @@ static int mkdir_missing(char *dir, size_t *made, rs_error *err)
         return 0;
     }
     if (errno != EEXIST)
-        return rs_fail(err, "%s: %s", dir, strerror(errno));
+        return rs_fail_sys(err, errno, "%s: %s", dir, strerror(errno));
     return 0;
 }
 
@@ -116,12 +116,12 @@ int rs_write_new_file(const char *path, const void *data, size_t len, mode_t mod
         fd = open(path, flags, mode);
     }
     if (fd < 0)
-        return rs_fail(err, "%s: %s", path, strerror(errno));
+        return rs_fail_sys(err, errno, "%s: %s", path, strerror(errno));
     if (rs_write_all(fd, data, len) < 0) {
         int e = errno;
 
         unlink(path);
-        return rs_fail(err, "%s: write failed: %s", path, strerror(e));
+        return rs_fail_sys(err, e, "%s: write failed: %s", path, strerror(e));
     }
     return 0;
 }

@@ -1,6 +1,7 @@
 #define RS_ERROR_IMPL   /* defines the functions the analyzer sees as macros (error.h) */
 #include "base/error.h"
 
+#include <errno.h>
 #include <openssl/err.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,16 @@ int rs_fail_transient(rs_error *err, int why, const char *fmt, ...)
 
     va_start(ap, fmt);
     fail_v(err, why, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int rs_fail_sys(rs_error *err, int errnum, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fail_v(err, errnum == ENOSPC || errnum == EDQUOT ? RS_TRANSIENT_IO : 0, fmt, ap);
     va_end(ap);
     return -1;
 }

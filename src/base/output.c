@@ -103,7 +103,7 @@ int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
         int e = errno;
 
         *strrchr(out->tmp_path, '/') = '\0';   /* the directory it was to be in */
-        rs_fail(err, "cannot create output in %s: %s", out->tmp_path, strerror(e));
+        rs_fail_sys(err, e, "cannot create output in %s: %s", out->tmp_path, strerror(e));
         free(out->tmp_path);
         out->tmp_path = NULL;
         return -1;
@@ -153,7 +153,7 @@ int rs_output_write(rs_output *out, const void *data, size_t len, rs_error *err)
     if (out->observe && len)
         out->observe(out->observe_ctx, data, len);
     if (rs_write_all(out->fd, data, len) < 0)
-        return rs_fail(err, "write failed: %s", strerror(errno));
+        return rs_fail_sys(err, errno, "write failed: %s", strerror(errno));
     out->written += len;
     return 0;
 }
@@ -188,7 +188,7 @@ static int copy_in_kernel(rs_output *out, const rs_input *in, uint64_t *off, uin
                       errno == EBADF || errno == ETXTBSY))
             return 0;
         if (n < 0)
-            return rs_fail(err, "write failed: %s", strerror(errno));
+            return rs_fail_sys(err, errno, "write failed: %s", strerror(errno));
         if (n == 0)
             return rs_fail(err, "file shrank while being read");
         *off += (uint64_t)n;
@@ -225,7 +225,7 @@ int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, 
     if (off > out->written || len > out->written - off)
         return rs_fail(err, "internal error: patch outside written output");
     if (rs_pwrite_all(out->fd, data, len, (off_t)off) < 0)
-        return rs_fail(err, "write failed: %s", strerror(errno));
+        return rs_fail_sys(err, errno, "write failed: %s", strerror(errno));
     return 0;
 }
 
@@ -234,10 +234,10 @@ int rs_output_seal(rs_output *out, rs_error *err)
     if (out->fd < 0)
         return 0;
     if (out->durable && fsync(out->fd) < 0)
-        return rs_fail(err, "fsync failed: %s", strerror(errno));
+        return rs_fail_sys(err, errno, "fsync failed: %s", strerror(errno));
     if (close(out->fd) < 0) {
         out->fd = -1;
-        return rs_fail(err, "close failed: %s", strerror(errno));
+        return rs_fail_sys(err, errno, "close failed: %s", strerror(errno));
     }
     out->fd = -1;
     return 0;

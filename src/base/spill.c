@@ -29,11 +29,11 @@ int rs_spill_open(rs_spill *s, rs_error *err)
         return 0;
     /* A file system without O_TMPFILE: a named file, unlinked at once. */
     if (errno != EOPNOTSUPP && errno != EISDIR)
-        return rs_fail(err, "%s: cannot create a temporary file: %s", dir, strerror(errno));
+        return rs_fail_sys(err, errno, "%s: cannot create a temporary file: %s", dir, strerror(errno));
     if (asprintf(&name, "%s/reprosign-spill-XXXXXX", dir) < 0)
         return rs_fail(err, "out of memory");
     if ((s->fd = mkostemp(name, O_CLOEXEC)) < 0)
-        return rs_fail(err, "%s: cannot create a temporary file: %s", dir, strerror(errno));
+        return rs_fail_sys(err, errno, "%s: cannot create a temporary file: %s", dir, strerror(errno));
     unlink(name);
     return 0;
 }
@@ -50,7 +50,7 @@ int rs_spill_append(rs_spill *s, const void *data, size_t n, uint64_t *at, rs_er
     if (s->size > (uint64_t)INT64_MAX - n)
         return rs_fail(err, "temporary file: too large");
     if (rs_pwrite_all(s->fd, data, n, (off_t)s->size) < 0)
-        return rs_fail(err, "%s: cannot write a temporary file: %s", spill_dir(), strerror(errno));
+        return rs_fail_sys(err, errno, "%s: cannot write a temporary file: %s", spill_dir(), strerror(errno));
     if (at)
         *at = s->size;
     s->size += n;
@@ -74,7 +74,7 @@ int rs_spill_write(rs_spill *s, uint64_t at, const void *data, size_t n, rs_erro
     if (in_spill(s, at, n, err) < 0)
         return -1;
     if (rs_pwrite_all(s->fd, data, n, (off_t)at) < 0)
-        return rs_fail(err, "%s: cannot write a temporary file: %s", spill_dir(), strerror(errno));
+        return rs_fail_sys(err, errno, "%s: cannot write a temporary file: %s", spill_dir(), strerror(errno));
     return 0;
 }
 

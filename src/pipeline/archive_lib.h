@@ -19,7 +19,8 @@
     X(archive_entry_set_gid) X(archive_entry_set_gname) X(archive_entry_set_mtime)                     \
     X(archive_entry_set_pathname) X(archive_entry_set_perm) X(archive_entry_set_size)                  \
     X(archive_entry_set_uid) X(archive_entry_set_uname) X(archive_entry_size) X(archive_entry_symlink) \
-    X(archive_error_string) X(archive_read_data) X(archive_read_data_block) X(archive_read_free)        \
+    X(archive_errno) X(archive_error_string) X(archive_read_data) X(archive_read_data_block)            \
+    X(archive_read_free)                                                                               \
     X(archive_read_new) X(archive_read_next_header) X(archive_read_open) X(archive_read_open_filename)  \
     X(archive_read_support_filter_bzip2) X(archive_read_support_filter_gzip)                           \
     X(archive_read_support_filter_lzma) X(archive_read_support_filter_xz)                              \

@@ -151,7 +151,7 @@ int rs_deb_copy_data(struct archive *a, int fd, const char *to, uint64_t limit, 
         if (off < 0 || (uint64_t)off + len > limit)
             return rs_fail(err, "too large (over %llu bytes)", (unsigned long long)limit);
         if (rs_pwrite_all(fd, buf, len, (off_t)off) < 0)
-            return to ? rs_fail(err, "cannot write %s: %s", to, strerror(errno))
+            return to ? rs_fail_sys(err, errno, "cannot write %s: %s", to, strerror(errno))
                       : rs_fail(err, "cannot buffer file: %s", strerror(errno));
         if ((uint64_t)off + len > *size)
             *size = (uint64_t)off + len;

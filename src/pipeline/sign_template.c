@@ -59,7 +59,7 @@ static int make_workdir(rs_sign_job *j, rs_error *err)
         return rs_fail(err, "out of memory");
     }
     if (!mkdtemp(j->work))
-        return rs_fail(err, "%s: cannot create a work directory: %s", j->o->output_dir, strerror(errno));
+        return rs_fail_sys(err, errno, "%s: cannot create a work directory: %s", j->o->output_dir, strerror(errno));
     chmod(j->work, 0755);
     if (asprintf(&j->sigdir, "%s/signatures", j->work) < 0) {
         j->sigdir = NULL;

@@ -30,7 +30,8 @@ static void entry_freep(struct archive_entry **e)
 
 static int tar_fail(struct archive *a, rs_error *err)
 {
-    return rs_fail(err, "cannot write tarball: %s", sym_archive_error_string(a) ? sym_archive_error_string(a) : "?");
+    return rs_fail_sys(err, sym_archive_errno(a), "cannot write tarball: %s",
+                       sym_archive_error_string(a) ? sym_archive_error_string(a) : "?");
 }
 
 /* type: AE_IFDIR or AE_IFREG. */

@@ -174,7 +174,7 @@ int rs_repo_fetch(const rs_repo *r, const rs_repo_package *p, const char *dest, 
     out.observe = hash_chunk;
     out.observe_ctx = md;
     if (rs_output_copy(&out, &in, 0, in.size, err) < 0)
-        return rs_error_prefix(err, "%s", path);
+        return rs_error_prefix(err, "%s: copying to %s", path, dest);
     if (!EVP_DigestFinal_ex(md, got, NULL))
         return rs_fail_ssl(err, "SHA-256");
     if (memcmp(got, p->sha256, 32) != 0)

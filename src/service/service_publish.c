@@ -85,7 +85,7 @@ static int move_into_output(rs_service *s, const char *pub, const char *dest, co
     if (errno != EXDEV)
         return rs_fail(err, "%s: %s", dest, strerror(errno));
     if (asprintf(&tmp, "%s/.%s.partial-XXXXXX", s->cfg.output, id) < 0 || !mkdtemp(tmp))
-        return rs_fail(err, "%s: cannot create a directory: %s", s->cfg.output, strerror(errno));
+        return rs_fail_sys(err, errno, "%s: cannot create a directory: %s", s->cfg.output, strerror(errno));
     /* Each step reports its own failure once; err is never read here. */
     if (chmod(tmp, 0755) < 0)
         rc = rs_fail(err, "%s: %s", tmp, strerror(errno));

@@ -49,9 +49,9 @@ int svc_stage_paths(rs_service *s, const char *id, stage *g, rs_error *err)
 static int stage_attempt(stage *g, rs_error *err)
 {
     if (mkdir(g->dir, 0700) < 0 && errno != EEXIST)
-        return rs_fail(err, "%s: %s", g->dir, strerror(errno));
+        return rs_fail_sys(err, errno, "%s: %s", g->dir, strerror(errno));
     if (asprintf(&g->work, "%s/try-XXXXXX", g->dir) < 0 || !mkdtemp(g->work))
-        return rs_fail(err, "%s: cannot create a work directory: %s", g->dir, strerror(errno));
+        return rs_fail_sys(err, errno, "%s: cannot create a work directory: %s", g->dir, strerror(errno));
     if (!(g->template_deb = rs_path_join(g->work, "template.deb")) || !(g->probe = rs_path_join(g->work, "probe")) ||
         !(g->debs = rs_path_join(g->work, "debs")) || !(g->out = rs_path_join(g->work, "out")) ||
         !(g->made = rs_path_join(g->work, "pub")))

@@ -44,8 +44,14 @@ static int status_from(const char *name)
     return -1;
 }
 
+/* SQLite says "disk I/O error" for a disk that is full, among others: the
+ * system's own reason, when there is one, tells the operator which. */
 static int db_fail(rs_state *s, rs_error *err, const char *what)
 {
+    int sys = sym_sqlite3_system_errno(s->db);
+
+    if (sys)
+        return rs_fail(err, "state database: %s: %s (%s)", what, sym_sqlite3_errmsg(s->db), strerror(sys));
     return rs_fail(err, "state database: %s: %s", what, sym_sqlite3_errmsg(s->db));
 }
 

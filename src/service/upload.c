@@ -203,11 +203,13 @@ int rs_upload_published(const rs_upload_config *c, const char *published, const 
     if (access(marker, F_OK) == 0)
         return 0;
     if (mkdir(work_dir, 0700) < 0 && errno != EEXIST)
-        return rs_fail(err, "%s: %s", work_dir, strerror(errno));
+        return rs_fail_sys(err, errno, "%s: %s", work_dir, strerror(errno));
     if (asprintf(&u.work, "%s/upload-XXXXXX", work_dir) < 0 || !mkdtemp(u.work)) {
+        int e = errno;
+
         free(u.work);
         u.work = NULL;
-        return rs_fail(err, "%s: cannot create a work directory", work_dir);
+        return rs_fail_sys(err, e, "%s: cannot create a work directory: %s", work_dir, strerror(e));
     }
     if (find_source(published, &u.dsc, &u.tarball, err) < 0 || make_upload(&u, err) < 0 || deliver(&u, err) < 0)
         return rs_error_prefix(err, "upload");

@@ -148,4 +148,55 @@ check "... both" test "$(status_of "$WORK/disk-state" "$id1") $(status_of "$WORK
     "published published"
 ls -A "$full/out" | sort >"$WORK/svc.ls"
 check "... nothing hidden or partial beside them" diff "$WORK/svc.ls" <(printf '%s\n' "$id1" "$id2" | sort)
+
+# ---- the service's state on a full disk ----
+write_config st "$repo"
+svc init --state "$full/st-state" --config "$WORK/st.json" >/dev/null
+fill
+rc=0; svc run --state "$full/st-state" --once >/dev/null 2>"$WORK/st.err" || rc=$?
+check "service run --once with no room for its state fails" test "$rc" -eq 1
+check "... naming the state database and the reason" \
+    grep -q "^reprosign: state database: $full/st-state/state.db: .*(No space left on device)\$" "$WORK/st.err"
+check "... having published nothing" test -z "$(ls -A "$WORK/st-out")"
+unfill
+# 256 KiB free: the state is written, but the unsigned package (1 MB)
+# cannot be staged. A full disk is a failure for now, never a refusal.
+rc=0; svc run --state "$full/st-state" --once >/dev/null 2>"$WORK/st.err" || rc=$?
+check "a request whose inputs cannot be staged fails for now (exit 1), not refused (exit 3)" test "$rc" -eq 1
+check "... saying where there was no room" grep -q "failed, for now: .*copying to $full/st-state/staging/.*: write failed: No space left on device (tried again later)" "$WORK/st.err"
+check "... and is failed, to be tried again" test "$(status_of "$full/st-state" "$id1")" = failed
+mount -o remount,size=8m "$full"
+check "with room again, retry and the next pass publish both" bash -c "
+    '$REPROSIGN' service retry --state '$full/st-state' --all-failed &&
+    '$REPROSIGN' service run --state '$full/st-state' --once"
+check "... and log each signature once" bash -c "
+    '$REPROSIGN' log verify '$WORK/st-log' --vkey '$full/st-state/log.vkey' | grep -q ': 4 entries and'"
+rm -rf "$full/st-state"
+mount -o remount,size=256k "$full"
+
+# ---- the service's upload: an incoming queue directory with no room ----
+need_tool dpkg-source; need_tool dpkg-genchanges
+upload_home=$WORK/upload-gnupg
+mkdir -p -m 700 "$upload_home"
+gpg --homedir "$upload_home" --batch --quiet --passphrase '' --quick-gen-key 'upload test <upload@example.org>' \
+    ed25519 sign never 2>/dev/null
+upload_fpr=$(gpg --homedir "$upload_home" --with-colons --list-keys 2>/dev/null | awk -F: '/^fpr/ { print $10; exit }')
+mkdir -p "$full/incoming"
+write_config up "$repo" ", \"upload_key\": \"$upload_fpr\", \"gnupg_home\": \"$upload_home\", \"incoming\": \"$full/incoming\""
+svc init --state "$WORK/up-state" --config "$WORK/up.json" >/dev/null
+fill
+rc=0; svc run --state "$WORK/up-state" --once >/dev/null 2>"$WORK/up.err" || rc=$?
+check "service run --once with no room in incoming fails" test "$rc" -eq 1
+check "... naming the file" grep -q "^reprosign: .*$full/incoming.*No space left on device" "$WORK/up.err"
+check "... and the queue sees nothing: no file, no temporary" test -z "$(ls -A "$full/incoming")"
+check "... the request whose upload failed is failed for now, saying why" bash -c "
+    '$REPROSIGN' service status --state '$WORK/up-state' | grep '^$id1 ' | grep -q 'failed .*No space left on device'"
+unfill
+# A failed upload is tried again a minute later; 'retry' makes it due now.
+check "with room again, retry and the next pass upload" bash -c "
+    '$REPROSIGN' service retry --state '$WORK/up-state' --all-failed &&
+    '$REPROSIGN' service run --state '$WORK/up-state' --once"
+ls -A "$full/incoming" | sort >"$WORK/up.ls"
+check "... each request once: .dsc, .tar.xz, _source.changes" test "$(grep -c '_source\.changes$' "$WORK/up.ls") \
+$(grep -c '\.dsc$' "$WORK/up.ls") $(grep -c '\.tar\.xz$' "$WORK/up.ls") $(wc -l <"$WORK/up.ls")" = "2 2 2 6"
 finish
