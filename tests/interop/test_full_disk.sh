@@ -47,6 +47,15 @@ no_room() {
     pass "$what ($(cat "$WORK/.err"))"
 }
 
+# pass_fails "what" STATE PATTERN: one pass of the service exits 1, and
+# its errors have a line that matches PATTERN (grep).
+pass_fails() {
+    local rc=0
+    svc run --state "$2" --once >/dev/null 2>"$WORK/pass.err" || rc=$?
+    check "$1: the pass fails (exit 1)" test "$rc" -eq 1
+    check "... saying where there was no room" grep -q "$3" "$WORK/pass.err"
+}
+
 img=$unsigned_root/usr/lib/shim/shimx64.efi
 module=$(find "$(readlink -f "$FIXTURES/kernel")/lib/modules" -name 'nlmon.ko' | head -n 1)
 [ -n "$module" ] || skip "no nlmon.ko in the kernel fixtures"
@@ -137,9 +146,8 @@ PY
 mkdir -p "$full/out"
 svc init --state "$WORK/disk-state" --config "$WORK/disk.json" >/dev/null
 fill
-rc=0; svc run --state "$WORK/disk-state" --once >/dev/null 2>"$WORK/svc.err" || rc=$?
-check "service run --once with no room for the output fails the pass" test "$rc" -eq 1
-check "... naming the file" grep -q "^reprosign: $full/out/.*: No space left on device\$" "$WORK/svc.err"
+pass_fails "service run --once with no room for the output" "$WORK/disk-state" \
+    "^reprosign: $full/out/.*: No space left on device\$"
 check "... leaving nothing in the output directory" test -z "$(ls -A "$full/out")"
 check "... the requests stay signed, not failed" test "$(status_of "$WORK/disk-state" "$id1")" = signed
 unfill
@@ -153,17 +161,14 @@ check "... nothing hidden or partial beside them" diff "$WORK/svc.ls" <(printf '
 write_config st "$repo"
 svc init --state "$full/st-state" --config "$WORK/st.json" >/dev/null
 fill
-rc=0; svc run --state "$full/st-state" --once >/dev/null 2>"$WORK/st.err" || rc=$?
-check "service run --once with no room for its state fails" test "$rc" -eq 1
-check "... naming the state database and the reason" \
-    grep -q "^reprosign: state database: $full/st-state/state.db: .*(No space left on device)\$" "$WORK/st.err"
+pass_fails "service run --once with no room for its state" "$full/st-state" \
+    "^reprosign: state database: $full/st-state/state.db: .*(No space left on device)\$"
 check "... having published nothing" test -z "$(ls -A "$WORK/st-out")"
 unfill
 # 256 KiB free: the state is written, but the unsigned package (1 MB)
 # cannot be staged. A full disk is a failure for now, never a refusal.
-rc=0; svc run --state "$full/st-state" --once >/dev/null 2>"$WORK/st.err" || rc=$?
-check "a request whose inputs cannot be staged fails for now (exit 1), not refused (exit 3)" test "$rc" -eq 1
-check "... saying where there was no room" grep -q "failed, for now: .*copying to $full/st-state/staging/.*: write failed: No space left on device (tried again later)" "$WORK/st.err"
+pass_fails "a request whose inputs cannot be staged fails for now, not refused (exit 3)" "$full/st-state" \
+    "failed, for now: .*copying to $full/st-state/staging/.*: write failed: No space left on device (tried again later)"
 check "... and is failed, to be tried again" test "$(status_of "$full/st-state" "$id1")" = failed
 mount -o remount,size=8m "$full"
 check "with room again, retry and the next pass publish both" bash -c "
@@ -185,9 +190,8 @@ mkdir -p "$full/incoming"
 write_config up "$repo" ", \"upload_key\": \"$upload_fpr\", \"gnupg_home\": \"$upload_home\", \"incoming\": \"$full/incoming\""
 svc init --state "$WORK/up-state" --config "$WORK/up.json" >/dev/null
 fill
-rc=0; svc run --state "$WORK/up-state" --once >/dev/null 2>"$WORK/up.err" || rc=$?
-check "service run --once with no room in incoming fails" test "$rc" -eq 1
-check "... naming the file" grep -q "^reprosign: .*$full/incoming.*No space left on device" "$WORK/up.err"
+pass_fails "service run --once with no room in incoming" "$WORK/up-state" \
+    "^reprosign: .*$full/incoming.*No space left on device"
 check "... and the queue sees nothing: no file, no temporary" test -z "$(ls -A "$full/incoming")"
 check "... the request whose upload failed is failed for now, saying why" bash -c "
     '$REPROSIGN' service status --state '$WORK/up-state' | grep '^$id1 ' | grep -q 'failed .*No space left on device'"
