@@ -44,6 +44,16 @@ refuses() {
 
 same_bytes() { cmp -s "$1" "$2"; }
 
+# entries N FIRST: N transparency-log entries of about 100 bytes, as JSON
+# lines for `log append` (the log tests, test_full_disk).
+entries() {  # exported for bash -c
+    python3 -c "
+import sys
+for i in range($2, $2 + $1):
+    print('{\"format\":\"pe\",\"i\":%d,\"signed_digest\":\"sha256:%064x\"}' % (i, i * 7919))"
+}
+export -f entries
+
 # Test keys: RSA-2048, self-signed, with a subjectKeyIdentifier.
 make_key() {  # make_key NAME [SUBJECT]
     local name=$1 subject=${2:-/CN=reprosign test $1}

@@ -213,7 +213,6 @@ const char *rs_sign_batch_path(const rs_sign_record *recs, const rs_bytes *paths
     return (const char *)paths->data + (recs[i].path_at - recs[0].path_at);
 }
 
-
 int rs_sign_store_item_at(rs_sign_job *j, size_t index, const rs_sign_record *rec, const char *path, rs_sign_item *it,
                           rs_bytes *buf, rs_error *err)
 {
