@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}; shift || true
 counts=${*:-1000 10000 50000}
 rs=$(pwd)/$build/reprosign
-fixtures=${FIXTURES:-$(pwd)/build/fixtures}
+fixtures=$(realpath -m -- "${FIXTURES:-build/fixtures}")
 bash tests/fetch-fixtures.sh "$fixtures" kernel >/dev/null
 bench_dir=${BENCH_DIR:-$( [ -w /dev/shm ] && echo /dev/shm || echo /tmp )}
 work=$(mktemp -d -p "$bench_dir")

@@ -12,7 +12,8 @@ build=${1:-build}
 runs=${2:-3}
 rs=$(pwd)/$build/reprosign
 signfile=/usr/lib/linux-kbuild-6.1/scripts/sign-file
-fixtures=${FIXTURES:-$(pwd)/build/fixtures}
+# Absolute, for the links made to it from the work directory.
+fixtures=$(realpath -m -- "${FIXTURES:-build/fixtures}")
 # Outputs go to tmpfs when there is one (BENCH_DIR overrides): the floor
 # counts hashing and signing, not the file system creating 2000 inodes.
 bench_dir=${BENCH_DIR:-$( [ -w /dev/shm ] && echo /dev/shm || echo /tmp )}

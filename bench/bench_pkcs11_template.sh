@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 rounds=${2:-5}
 rs=$(realpath "$build")/reprosign
-fixtures=${FIXTURES:-$(pwd)/build/fixtures}
+fixtures=$(realpath -m -- "${FIXTURES:-build/fixtures}")
 bench_dir=${BENCH_DIR:-$( [ -w /dev/shm ] && echo /dev/shm || echo /tmp )}
 work=$(mktemp -d -p "$bench_dir")
 trap 'rm -rf "$work"' EXIT

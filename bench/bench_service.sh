@@ -65,7 +65,7 @@ done
 # socket: sign-template --via, one process with a connection per worker,
 # against sign-template with the key itself, each pair run back to back.
 # Both digest the same 100 MB, so this is the socket's share of a real job.
-fixtures=${FIXTURES:-$src/build/fixtures}
+fixtures=$(realpath -m -- "${FIXTURES:-$src/build/fixtures}")
 bash "$src/tests/fetch-fixtures.sh" "$fixtures" kernel >/dev/null
 kroot=$(readlink -f "$fixtures/kernel")
 pkg=$(basename "$kroot")

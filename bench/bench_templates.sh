@@ -14,7 +14,8 @@ build=${1:-build}
 runs=${2:-3}
 t=${3:-linux-image-amd64-signed-template}
 rs=$(pwd)/$build/reprosign
-fixtures=${FIXTURES:-$(pwd)/build/fixtures}
+# Absolute, for the links made to it from the work directory.
+fixtures=$(realpath -m -- "${FIXTURES:-build/fixtures}")
 bash tests/fetch-fixtures.sh "$fixtures" templates >/dev/null
 bench_dir=${BENCH_DIR:-$( [ -w /dev/shm ] && echo /dev/shm || echo /tmp )}
 work=$(mktemp -d -p "$bench_dir")

@@ -19,6 +19,7 @@ void rs_pkgset_free(rs_pkgset *s)
         rs_pkgtree_free(&s->trees[i]);
     free(s->trees);
     free(s->dir);
+    free(s->unreadable);
     memset(s, 0, sizeof(*s));
 }
 
@@ -35,6 +36,17 @@ static int add_tree(rs_pkgset *s, rs_pkgtree *t, rs_error *err)
     return 0;
 }
 
+/* An entry that cannot be read (a dangling link, no permission) may be
+ * what the template asks for: kept, to say so if nothing else matches. */
+static int note_unreadable(rs_pkgset *s, const char *name, int errnum, rs_error *err)
+{
+    if (s->unreadable_count++ == 0 && asprintf(&s->unreadable, "%s: %s", name, strerror(errnum)) < 0) {
+        s->unreadable = NULL;
+        return rs_fail(err, "out of memory");
+    }
+    return 0;
+}
+
 /* An entry no package source claims is not a package: skipped. */
 static int scan_entry(rs_pkgset *s, const char *dir, const char *name, rs_error *err)
 {
@@ -45,7 +57,7 @@ static int scan_entry(rs_pkgset *s, const char *dir, const char *name, rs_error 
     if (!(path = rs_path_join(dir, name)))
         return rs_fail(err, "out of memory");
     if (stat(path, &st) < 0)
-        return 0;
+        return note_unreadable(s, name, errno, err);
     for (const rs_pkgsource_ops *const *ops = rs_pkgsources; *ops; ops++) {
         if (!(*ops)->claims(name, &st))
             continue;
@@ -97,6 +109,11 @@ static int choose(rs_pkgset *s, const char *name, const char *version, rs_pkgtre
             match = t;
         }
     }
+    if (count == 0 && s->unreadable_count > 1)
+        return rs_fail(err, "package %s: not found among the packages (%zu entries could not be read, the first %s)",
+                       name, s->unreadable_count, s->unreadable);
+    if (count == 0 && s->unreadable_count == 1)
+        return rs_fail(err, "package %s: not found among the packages (could not read %s)", name, s->unreadable);
     if (count == 0)
         return rs_fail(err, "package %s: not found among the packages", name);
     if (count == 1 && (!version || !only->version || !strcmp(only->version, version))) {

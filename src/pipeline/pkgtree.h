@@ -37,6 +37,8 @@ typedef struct rs_pkgset {
     rs_pkgtree *trees;
     size_t count;
     char *dir;           /* where they were found, for errors */
+    char *unreadable;    /* the first entry that could not be read, and why */
+    size_t unreadable_count;
 } rs_pkgset;
 
 int rs_pkgset_scan(const char *dir, rs_pkgset *out, rs_error *err);

@@ -249,6 +249,36 @@ static void refusals(void)
     }
 }
 
+/* A dangling link or an unreadable entry may be the package asked for:
+ * scanning skips it, and a package not found says it was there. */
+static void unreadable_entries(void)
+{
+    static const char *const missing =
+        "{\"packages\": {\"missing\": {\"trusted_certs\": [], \"files\": [{\"sig_type\": \"efi\", \"file\": \"x\"}]}}}";
+    static const char *const present =
+        "{\"packages\": {\"zeta\": {\"trusted_certs\": [], \"files\": [{\"sig_type\": \"efi\", \"file\": \"b.efi\"}]}}}";
+    rs_sign_template_options o;
+    rs_sign_job j;
+    rs_error err;
+    char path[600];
+
+    harness_symlink(top, "gone/missing_1.0_amd64.deb", "pkgs/missing_1.0_amd64.deb");
+    CHECK(plan(missing, &j, &o, &err) == -1);
+    CHECK(strstr(err.msg, "package missing: not found among the packages (could not read "
+                          "missing_1.0_amd64.deb: No such file or directory)") != NULL);
+    unplan(&j);
+    CHECK(plan(present, &j, &o, &err) == 0);
+    unplan(&j);
+    harness_symlink(top, "gone/other", "pkgs/other");
+    CHECK(plan(missing, &j, &o, &err) == -1);
+    CHECK(strstr(err.msg, "(2 entries could not be read, the first missing_1.0_amd64.deb: No such file") != NULL);
+    unplan(&j);
+    snprintf(path, sizeof(path), "%s/pkgs/missing_1.0_amd64.deb", top);
+    CHECK(unlink(path) == 0);
+    snprintf(path, sizeof(path), "%s/pkgs/other", top);
+    CHECK(unlink(path) == 0);
+}
+
 static void trusted_certs(void)
 {
     rs_sign_template_options o = { 0 };
@@ -297,6 +327,7 @@ int main(void)
     items_and_order();
     order_property();
     refusals();
+    unreadable_entries();
     trusted_certs();
     rs_remove_tree(top);
     return harness_finish("test_sign_plan");
