@@ -77,3 +77,71 @@ if [ "$want" = all ] || [ "$want" = templates ]; then
         download $(template_unsigned "$t")
     done
 fi
+# trixie, Debian's stable release since 2025: its signing templates on
+# every architecture that has them, with the unsigned packages each names,
+# into $dir/trixie/debs. apt fetches them with a sources list and state of
+# its own, so the release is verified with debian-archive-keyring and the
+# machine's apt setup is left alone. $dir/trixie/trixie.list names them
+# for the tests ("ARCH TEMPLATE" a line). The kernels' (550 MB) are fetched
+# only when asked for (trixie-kernel.list), for the slow tests.
+trixie_apt() {
+    local t=$dir/trixie/apt
+    apt-get -q -o Dir::Etc::SourceList="$t/sources.list" -o Dir::Etc::SourceParts="$t/parts" \
+        -o Dir::State::Lists="$t/lists" -o Dir::Cache="$t/cache" -o Dir::State::Status="$t/status" \
+        -o APT::Architecture=amd64 -o APT::Architectures=amd64,arm64,i386 -o Acquire::Languages=none "$@"
+}
+trixie_update() {   # once a day at most; a failed update with lists at hand uses them
+    local t=$dir/trixie/apt
+    mkdir -p "$t/lists/partial" "$t/cache/archives/partial" "$t/parts" "$dir/trixie/debs"
+    touch "$t/status"
+    echo "deb [arch=amd64,arm64,i386 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+        "http://deb.debian.org/debian trixie main" >"$t/sources.list"
+    # (The lists keep the archive's dates: a stamp of our own tells their age.)
+    if [ -z "$(find "$t" -maxdepth 1 -name updated -mtime -1)" ]; then
+        if trixie_apt update >"$t/update.log" 2>&1; then
+            touch "$t/updated"
+        elif [ -z "$(find "$t/lists" -maxdepth 1 -name '*_Packages')" ]; then
+            cat "$t/update.log" >&2; return 1
+        fi
+    fi
+}
+trixie_missing() {   # trixie_missing ARCH PKG...: those not yet fetched, as PKG:ARCH
+    local arch=$1 pkg
+    shift
+    for pkg in "$@"; do
+        compgen -G "$dir/trixie/debs/${pkg}_*_$arch.deb" >/dev/null ||
+            compgen -G "$dir/trixie/debs/${pkg}_*_all.deb" >/dev/null || echo "$pkg:$arch"
+    done
+}
+trixie_download() {   # trixie_download PKG:ARCH...: one apt run for them all
+    [ $# -eq 0 ] && return 0
+    (cd "$dir/trixie/debs" && chmod 0777 . && trixie_apt download "$@" >/dev/null)
+}
+trixie_files_json() {   # trixie_files_json TEMPLATE: its files.json
+    dpkg-deb --fsys-tarfile "$(ls "$dir/trixie/debs/${1}"_*.deb | sort -V | tail -n 1)" |
+        tar -xO --wildcards './usr/share/code-signing/*/files.json'
+}
+if [ "$want" = all ] || [ "$want" = trixie ] || [ "$want" = trixie-kernel ]; then
+    list="amd64 fwupd-amd64-signed-template
+amd64 grub-efi-amd64-signed-template
+amd64 shim-helpers-amd64-signed-template
+amd64 systemd-boot-efi-amd64-signed-template
+arm64 fwupd-arm64-signed-template
+arm64 grub-efi-arm64-signed-template
+arm64 shim-helpers-arm64-signed-template
+arm64 systemd-boot-efi-arm64-signed-template
+i386 fwupd-i386-signed-template
+i386 grub-efi-ia32-signed-template"
+    set=trixie
+    [ "$want" = trixie-kernel ] && set=trixie-kernel && list="amd64 linux-image-amd64-signed-template
+arm64 linux-image-arm64-signed-template"
+    trixie_update
+    # shellcheck disable=SC2046
+    trixie_download $(while read -r arch t; do trixie_missing "$arch" "$t"; done <<<"$list")
+    # shellcheck disable=SC2046
+    trixie_download $(while read -r arch t; do
+        trixie_missing "$arch" $(trixie_files_json "$t" |
+            python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))')
+    done <<<"$list")
+    echo "$list" >"$dir/trixie/$set.list.tmp" && mv "$dir/trixie/$set.list.tmp" "$dir/trixie/$set.list"
+fi

@@ -40,11 +40,21 @@ make_repo() {
     index_repo "$repo"
 }
 
+# index_repo DIR [SUITE [ARCH...]]: Packages for each architecture (its own
+# and Architecture: all), a Release over them, signed. Default: bookworm, amd64.
 index_repo() {
-    (cd "$1" && apt-ftparchive packages pool >dists/bookworm/main/binary-amd64/Packages 2>/dev/null &&
-        apt-ftparchive -o APT::FTPArchive::Release::Suite=bookworm -o APT::FTPArchive::Release::Codename=bookworm \
-            release dists/bookworm >"$WORK/Release.tmp" && mv "$WORK/Release.tmp" dists/bookworm/Release &&
-        gpg --batch --quiet --yes --detach-sign -o dists/bookworm/Release.gpg dists/bookworm/Release)
+    local repo=$1 suite=${2:-bookworm} arch
+    shift $(($# < 2 ? $# : 2))
+    [ $# -gt 0 ] || set -- amd64
+    for arch in "$@"; do
+        mkdir -p "$repo/dists/$suite/main/binary-$arch"
+        (cd "$repo" && apt-ftparchive --arch "$arch" packages pool >"dists/$suite/main/binary-$arch/Packages" 2>/dev/null) ||
+            return 1
+    done
+    (cd "$repo" && apt-ftparchive -o APT::FTPArchive::Release::Suite="$suite" \
+            -o APT::FTPArchive::Release::Codename="$suite" -o APT::FTPArchive::Release::Architectures="$*" \
+            release "dists/$suite" >"$WORK/Release.tmp" && mv "$WORK/Release.tmp" "dists/$suite/Release" &&
+        gpg --batch --quiet --yes --detach-sign -o "dists/$suite/Release.gpg" "dists/$suite/Release")
 }
 
 export GNUPGHOME=$WORK/gnupg

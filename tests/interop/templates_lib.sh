@@ -1,0 +1,74 @@
+# Shared by the tests of Debian's real signing templates. Source after
+# lib.sh, with need_tool dpkg-source, sbverify and python3, and make_key db.
+#   template_checks DEBS ARCH TEMPLATE: the template through sign-template,
+#     its .dsc unpacked, every signature attached to its unsigned file and
+#     verified by sbverify and reprosign verify. Output in $WORK/ARCH-TEMPLATE.
+#   templates_through_service DEBS SUITE LIST: every "ARCH TEMPLATE" line of
+#     LIST from one local archive, signed by one service pass and published,
+#     each .dsc unpacked (needs service_lib.sh sourced).
+
+deb_of() {   # deb_of DEBS PKG ARCH: the newest .deb of PKG for ARCH (or all)
+    ls "$1/${2}_"*"_$3.deb" "$1/${2}_"*_all.deb 2>/dev/null | sort -V | tail -n 1
+}
+unsigned_of_deb() {   # the packages a template .deb's files.json names
+    dpkg-deb --fsys-tarfile "$1" | tar -xO --wildcards './usr/share/code-signing/*/files.json' |
+        python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'
+}
+
+template_checks() {
+    local debs=$1 arch=$2 t=$3 w=$WORK/$2-$3 tdeb p n f
+    tdeb=$(deb_of "$debs" "$t" "$arch")
+    mkdir -p "$w/pkgs"
+    for p in $(unsigned_of_deb "$tdeb"); do ln -s "$(deb_of "$debs" "$p" "$arch")" "$w/pkgs/"; done
+    check "$arch $t: sign-template" "$REPROSIGN" sign-template --quiet --key "$WORK/db.key" --cert "$WORK/db.crt" \
+        "$tdeb" --packages "$w/pkgs" --output "$w/out"
+    check "$arch $t: dpkg-source -x unpacks the .dsc" bash -c "cd '$w/out' && dpkg-source -x *.dsc unpacked >/dev/null 2>&1"
+    check "$arch $t: the unpacked tree holds every signature" bash -c "
+        cd '$w/out' && diff <(cd signatures && find . -name '*.sig' | sort) <(cd unpacked/debian/signatures && find . -name '*.sig' | sort)"
+    for p in $(unsigned_of_deb "$tdeb"); do
+        n=$(find "$w/out/signatures/$p" -name '*.sig' | wc -l)
+        check "$arch $t: $p has its $n signature(s)" test "$n" -ge 1
+        dpkg-deb -x "$(deb_of "$debs" "$p" "$arch")" "$w/root-$p"
+        check "$arch $t: attach-tree attaches $p's signatures" "$REPROSIGN" attach-tree --quiet \
+            --signatures "$w/out/signatures/$p" --root "$w/root-$p" --output "$w/signed-$p" --cert "$WORK/db.crt"
+        for f in $(cd "$w/signed-$p" && find . -type f | sort); do
+            check "$arch $t: $p/${f#./} verifies (sbverify)" sbverify --cert "$WORK/db.crt" "$w/signed-$p/$f"
+            check "$arch $t: $p/${f#./} verifies (reprosign verify)" "$REPROSIGN" verify --cert "$WORK/db.crt" \
+                "$w/signed-$p/$f"
+        done
+    done
+}
+
+templates_through_service() {
+    local debs=$1 suite=$2 list=$3 repo=$WORK/$2-repo arch t p deb sep='' id source
+    mkdir -p "$repo/pool/main"
+    while read -r arch t; do
+        deb=$(deb_of "$debs" "$t" "$arch")
+        ln -sf "$deb" "$repo/pool/main/"
+        for p in $(unsigned_of_deb "$deb"); do ln -sf "$(deb_of "$debs" "$p" "$arch")" "$repo/pool/main/"; done
+    done <<<"$list"
+    # shellcheck disable=SC2046
+    index_repo "$repo" "$suite" $(cut -d' ' -f1 <<<"$list" | sort -u)
+    {
+        echo '{"packages": ['
+        while read -r arch t; do
+            deb=$(deb_of "$debs" "$t" "$arch")
+            source=$(dpkg-deb -f "$deb" Source | cut -d' ' -f1)
+            printf '%s {"package": "%s", "source": "%s", "suite": "%s", "codename": "%s", "architecture": "%s", "version": "%s"}\n' \
+                "$sep" "$t" "${source:-$t}" "$suite" "$suite" "$arch" "$(dpkg-deb -f "$deb" Version)"
+            sep=,
+        done <<<"$list"
+        echo ']}'
+    } >"$WORK/$suite-requests.json"
+    gpg --batch --quiet --detach-sign -o "$WORK/$suite-requests.json.sig" "$WORK/$suite-requests.json"
+    write_config "$suite" "$repo"
+    check "$suite: service init" svc init --state "$WORK/$suite-state" --config "$WORK/$suite.json"
+    check "$suite: service run --once signs all $(wc -l <<<"$list") templates" svc run --state "$WORK/$suite-state" --once
+    while read -r arch t; do
+        deb=$(deb_of "$debs" "$t" "$arch")
+        id=${t}_$(dpkg-deb -f "$deb" Version | sed "s/:/%3a/")_$arch
+        check "$suite: $arch $t is published" test "$(status_of "$WORK/$suite-state" "$id")" = published
+        check "$suite: dpkg-source -x unpacks $arch $t's .dsc" bash -c "
+            cd '$WORK/$suite-out/$id' && dpkg-source -x *.dsc '$WORK/$suite-unpacked-$arch-$t' >/dev/null 2>&1"
+    done <<<"$list"
+}
