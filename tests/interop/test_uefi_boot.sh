@@ -7,50 +7,13 @@
 # The dbx case writes the update into the store with 'efi apply'.
 . "$TESTS_DIR/lib.sh"
 need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool gcc
-CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd TEMPLATE=/usr/share/OVMF/OVMF_VARS_4M.fd
-[ -r "$CODE" ] && [ -r "$TEMPLATE" ] && [ -r /usr/lib/elf_x86_64_efi.lds ] ||
+TEMPLATE=/usr/share/OVMF/OVMF_VARS_4M.fd
+[ -r /usr/share/OVMF/OVMF_CODE_4M.secboot.fd ] && [ -r "$TEMPLATE" ] && [ -r /usr/lib/elf_x86_64_efi.lds ] ||
     skip "ovmf or gnu-efi is not installed"
 MARKER=REPROSIGN-HELLO-RAN
+. "$TESTS_DIR/tools/uefi-boot.sh"
 make_key PK; make_key KEK; make_key db; make_key other
 bash "$TESTS_DIR/tools/build-efi-hello.sh" "$WORK/hello.efi" "$MARKER" || { echo "FAIL: cannot build the EFI app"; exit 1; }
-
-# boot NAME IMAGE VARS: starts QEMU in the background; the result is
-# collected by boot_result NAME ("ran", "denied" or "timeout").
-boot() {
-    local name=$1 image=$2 vars=$3 dir=$WORK/boot-$1
-    mkdir -p "$dir"
-    cp "$vars" "$dir/vars.fd"
-    mkfs.vfat -C "$dir/esp.img" 4096 >/dev/null && mmd -i "$dir/esp.img" ::/EFI ::/EFI/BOOT &&
-        mcopy -i "$dir/esp.img" "$image" ::/EFI/BOOT/BOOTX64.EFI || return 1
-    qemu-system-x86_64 -machine q35,smm=on,accel=tcg -m 256 \
-        -global driver=cfi.pflash01,property=secure,value=on \
-        -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-        -drive if=pflash,format=raw,unit=1,file="$dir/vars.fd" \
-        -drive if=none,id=esp,format=raw,file="$dir/esp.img" -device virtio-blk-pci,drive=esp \
-        -nodefaults -display none -serial file:"$dir/serial.log" -no-reboot &
-    echo $! >"$dir/pid"
-}
-
-# A boot takes 5 to 15 s under TCG; the bound is generous, for a machine
-# busy with other work, since only a boot that never ends waits it out.
-boot_result() {
-    local dir=$WORK/boot-$1 pid result=timeout deadline=$((SECONDS + 180))
-    pid=$(cat "$dir/pid")
-    while [ "$SECONDS" -lt "$deadline" ]; do
-        if grep -q "$MARKER" "$dir/serial.log" 2>/dev/null; then result=ran; break; fi
-        if grep -q "Access Denied\|Security Violation" "$dir/serial.log" 2>/dev/null; then result=denied; break; fi
-        kill -0 "$pid" 2>/dev/null || { result=exited; break; }
-        sleep 0.2
-    done
-    echo "$result"
-    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-}
-
-expect() {  # expect NAME ran|denied WHAT
-    local got
-    got=$(boot_result "$1")
-    if [ "$got" = "$2" ]; then pass "$3 ($got)"; else fail "$3: expected $2, got $got"; tail -n 5 "$WORK/boot-$1/serial.log" | sed 's/^/    /'; fi
-}
 
 check "efi enroll writes a store with PK, KEK and db" "$REPROSIGN" efi enroll --vars "$TEMPLATE" \
     --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars.fd"
