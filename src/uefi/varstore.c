@@ -35,6 +35,16 @@ static bool fv_checksum_ok(const uint8_t *h, uint16_t len)
     return sum == 0;
 }
 
+/* Every byte `fill`: a flash image never written, as ArmVirtQemu's blank
+ * AAVMF_VARS.fd ships (the firmware formats it at its first boot). */
+static bool blank_as(const rs_bytes *image, uint8_t fill)
+{
+    for (size_t i = 0; i < image->len; i++)
+        if (image->data[i] != fill)
+            return false;
+    return true;
+}
+
 static int parse_fv(varstore *vs, rs_error *err)
 {
     const uint8_t *b = vs->image.data;
@@ -45,6 +55,10 @@ static int parse_fv(varstore *vs, rs_error *err)
     if (vs->image.len < FV_HEADER_MIN)
         return rs_fail(err, "too small for a firmware volume header (%zu bytes)", vs->image.len);
     memcpy(fs.b, b + 16, 16);
+    if (memcmp(b + 40, "_FVH", 4) != 0 && (blank_as(&vs->image, 0x00) || blank_as(&vs->image, 0xff)))
+        return rs_fail(err, "a blank variable store (every byte 0x%02x), which the firmware formats at its first "
+                            "boot: start from a formatted one (such as AAVMF_VARS.ms.fd), or from a copy the "
+                            "firmware has booted with", b[0]);
     if (memcmp(b + 40, "_FVH", 4) != 0)
         return rs_fail(err, "no firmware volume signature (_FVH) at offset 40");
     if (!efi_guid_equal(&fs, &efi_guid_nv_data_fv))

@@ -1,23 +1,32 @@
-# Boots one EFI image in QEMU + OVMF (Secure Boot build, TCG) from an ESP
-# of its own, and watches the serial console for $MARKER (the image ran)
-# or a refusal. Sourced by the firmware tests after lib.sh; set MARKER.
+# Boots one EFI image in QEMU (TCG) from an ESP of its own, and watches
+# the serial console for $MARKER (the image ran) or a refusal. Sourced by
+# the firmware tests after lib.sh; set MARKER. UEFI_ARCH picks the machine:
+# x64 (the default: OVMF's Secure Boot build, q35 with SMM) or aa64
+# (AAVMF, ArmVirtQemu, which keeps Secure Boot's variables itself).
 #
-#   boot NAME IMAGE VARS [ESP-PATH=FILE...]   IMAGE as \EFI\BOOT\BOOTX64.EFI,
+#   boot NAME IMAGE VARS [ESP-PATH=FILE...]   IMAGE as \EFI\BOOT\BOOT<ARCH>.EFI,
 #                                             each FILE at ESP-PATH; QEMU
 #                                             starts in the background
 #   boot_result NAME                          waits; prints ran|denied|timeout|exited
 #   expect NAME ran|denied WHAT               a check of boot_result's verdict
 #
 # The serial log is kept in $WORK/boot-NAME/serial.log.
-CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
+UEFI_ARCH=${UEFI_ARCH:-x64}
+if [ "$UEFI_ARCH" = aa64 ]; then
+    CODE=/usr/share/AAVMF/AAVMF_CODE.fd
+    uefi_machine=(qemu-system-aarch64 -machine virt -cpu max -m 512)
+else
+    CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
+    uefi_machine=(qemu-system-x86_64 -machine q35,smm=on,accel=tcg -m 256 -global driver=cfi.pflash01,property=secure,value=on)
+fi
 
 boot() {
     local name=$1 image=$2 vars=$3 dir=$WORK/boot-$1 spec to
     shift 3
     mkdir -p "$dir"
     cp "$vars" "$dir/vars.fd"
-    mkfs.vfat -C "$dir/esp.img" 4096 >/dev/null && mmd -i "$dir/esp.img" ::/EFI ::/EFI/BOOT &&
-        mcopy -i "$dir/esp.img" "$image" ::/EFI/BOOT/BOOTX64.EFI || return 1
+    mkfs.vfat -C "$dir/esp.img" 16384 >/dev/null && mmd -i "$dir/esp.img" ::/EFI ::/EFI/BOOT &&
+        mcopy -i "$dir/esp.img" "$image" "::/EFI/BOOT/BOOT${UEFI_ARCH^^}.EFI" || return 1
     for spec in "$@"; do
         to=${spec%%=*}
         # Each directory on the way, once (mmd refuses one that exists).
@@ -26,8 +35,7 @@ boot() {
         done | sort -u | while read -r d; do mmd -i "$dir/esp.img" "::$d" 2>/dev/null; done
         mcopy -i "$dir/esp.img" "${spec#*=}" "::${spec%%=*}" || return 1
     done
-    qemu-system-x86_64 -machine q35,smm=on,accel=tcg -m 256 \
-        -global driver=cfi.pflash01,property=secure,value=on \
+    "${uefi_machine[@]}" \
         -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
         -drive if=pflash,format=raw,unit=1,file="$dir/vars.fd" \
         -drive if=none,id=esp,format=raw,file="$dir/esp.img" -device virtio-blk-pci,drive=esp \
@@ -38,8 +46,8 @@ boot() {
 # A boot takes 5 to 15 s under TCG; the bound is generous, for a machine
 # busy with other work, since only a boot that never ends waits it out.
 # Refusals: the firmware's boot manager ("Access Denied", "Security
-# Violation"), a boot loader's LoadImage error (systemd-boot: "Security
-# violation").
+# Violation"), a boot loader's LoadImage error (systemd-boot: "Error loading
+# \hello.efi: Access denied"): matched whatever their case.
 boot_result() {
     local dir=$WORK/boot-$1 pid result=timeout deadline=$((SECONDS + 180))
     pid=$(cat "$dir/pid")

@@ -79,8 +79,16 @@ static void test_varstore(void)
     rs_error err;
     uint8_t buf[64];
 
+    /* Never written (erased flash, or AAVMF_VARS.fd's zeros): said so. */
     memset(buf, 0xff, sizeof(buf));
-    CHECK(varstore_parse(buf, sizeof(buf), &vs, &err) < 0);
+    CHECK(varstore_parse(buf, sizeof(buf), &vs, &err) < 0 && strstr(err.msg, "blank variable store (every byte 0xff)"));
+    varstore_free(&vs);
+    memset(buf, 0, sizeof(buf));
+    CHECK(varstore_parse(buf, sizeof(buf), &vs, &err) < 0 && strstr(err.msg, "blank variable store (every byte 0x00)"));
+    varstore_free(&vs);
+    /* One byte set: not blank, and no firmware volume. */
+    buf[63] = 1;
+    CHECK(varstore_parse(buf, sizeof(buf), &vs, &err) < 0 && strstr(err.msg, "no firmware volume signature"));
     varstore_free(&vs);
 }
 

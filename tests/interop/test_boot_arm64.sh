@@ -1,0 +1,62 @@
+#!/bin/bash
+# arm64 end to end: trixie's systemd-boot and GRUB for arm64, signed as
+# Debian's service signs them (their real templates through sign-template
+# with a test db key, the signatures attached to the real unsigned images
+# with attach-tree), boot under AAVMF (ArmVirtQemu in QEMU, TCG) whose
+# store 'reprosign efi enroll' wrote: the firmware starts systemd-boot,
+# which starts GRUB through the firmware's LoadImage, to GRUB's prompt.
+# The firmware refuses the unsigned systemd-boot, and systemd-boot the
+# unsigned GRUB.
+. "$TESTS_DIR/lib.sh"
+need_tool qemu-system-aarch64; need_tool mkfs.vfat; need_tool mcopy; need_tool sbverify
+AAVMF=/usr/share/AAVMF
+[ -r "$AAVMF/AAVMF_CODE.fd" ] && [ -r "$AAVMF/AAVMF_VARS.ms.fd" ] || skip "qemu-efi-aarch64 is not installed"
+need_fixtures trixie
+. "$TESTS_DIR/interop/templates_lib.sh"
+# GRUB's banner on the serial console: it ran.
+MARKER="GNU GRUB  version"
+UEFI_ARCH=aa64
+. "$TESTS_DIR/tools/uefi-boot.sh"
+make_key PK; make_key KEK; make_key db
+export SOURCE_DATE_EPOCH=1700000000
+
+# The blank AAVMF_VARS.fd (zeros until the firmware's first boot) is
+# refused with the reason; the formatted .ms store takes the test keys.
+refuses "efi enroll refuses AAVMF's blank store, saying so" "blank variable store (every byte 0x00)" \
+    "$REPROSIGN" efi enroll --vars "$AAVMF/AAVMF_VARS.fd" --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" \
+    --db "$WORK/db.crt" --output "$WORK/blank.fd"
+check "efi enroll replaces PK, KEK and db in AAVMF's 64 MiB store" "$REPROSIGN" efi enroll \
+    --vars "$AAVMF/AAVMF_VARS.ms.fd" --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" \
+    --timestamp 1700000000 --output "$WORK/vars.fd"
+db_lists() { "$REPROSIGN" efi list --vars "$1" | awk '/^[^ ]/ {in_db = /^db /} in_db && /^ /'; }
+db_lists "$WORK/vars.fd" >"$WORK/db.lists"; db_lists "$AAVMF/AAVMF_VARS.ms.fd" >"$WORK/db-ms.lists"
+check "... its db holds the test key alone, where Microsoft's were" bash -c "
+    [ \$(grep -c 'list ' '$WORK/db.lists') = 1 ] && grep -q 'CN=reprosign test db' '$WORK/db.lists' &&
+    grep -q Microsoft '$WORK/db-ms.lists'"
+
+# Both templates as Debian's service takes them, each image attached.
+for t in systemd-boot-efi-arm64-signed-template grub-efi-arm64-signed-template; do
+    template_checks "$FIXTURES/trixie/debs" arm64 "$t"
+done
+sd=$WORK/arm64-systemd-boot-efi-arm64-signed-template
+grub=$WORK/arm64-grub-efi-arm64-signed-template
+sdboot=usr/lib/systemd/boot/efi/systemd-bootaa64.efi
+grubaa64=usr/lib/grub/arm64-efi/monolithic/grubaa64.efi
+printf 'timeout 0\ndefault grub.conf\n' >"$WORK/loader.conf"
+printf 'title GRUB\nefi /grub.efi\n' >"$WORK/grub.conf"
+entry() { echo "/loader/loader.conf=$WORK/loader.conf /loader/entries/grub.conf=$WORK/grub.conf /grub.efi=$1"; }
+
+# Two boots at a time: the machine has two cores.
+# shellcheck disable=SC2046
+boot signed "$sd/signed-systemd-boot-efi/$sdboot" "$WORK/vars.fd" $(entry "$grub/signed-grub-efi-arm64-unsigned/$grubaa64")
+# shellcheck disable=SC2046
+boot sd-unsigned "$sd/root-systemd-boot-efi/$sdboot" "$WORK/vars.fd" $(entry "$grub/signed-grub-efi-arm64-unsigned/$grubaa64")
+expect signed ran "AAVMF starts the signed systemd-boot, and it starts the signed GRUB"
+expect sd-unsigned denied "AAVMF refuses the unsigned systemd-boot"
+check "... the firmware's boot manager refused it" grep -a -q 'BdsDxe: failed to load .*Access Denied' \
+    "$WORK/boot-sd-unsigned/serial.log"
+# shellcheck disable=SC2046
+boot grub-unsigned "$sd/signed-systemd-boot-efi/$sdboot" "$WORK/vars.fd" $(entry "$grub/root-grub-efi-arm64-unsigned/$grubaa64")
+expect grub-unsigned denied "systemd-boot refuses the unsigned GRUB"
+check "... through its LoadImage" grep -a -q 'Error loading \\grub.efi: Access denied' "$WORK/boot-grub-unsigned/serial.log"
+finish
