@@ -3,6 +3,7 @@
 #   template_checks DEBS ARCH TEMPLATE: the template through sign-template,
 #     its .dsc unpacked, every signature attached to its unsigned file and
 #     verified by sbverify and reprosign verify. Output in $WORK/ARCH-TEMPLATE.
+#   trixie_templates SET: the templates of fetch-fixtures.sh SET, both ways.
 #   templates_through_service DEBS SUITE LIST: every "ARCH TEMPLATE" line of
 #     LIST from one local archive, signed by one service pass and published,
 #     each .dsc unpacked (needs service_lib.sh sourced).
@@ -71,4 +72,17 @@ templates_through_service() {
         check "$suite: dpkg-source -x unpacks $arch $t's .dsc" bash -c "
             cd '$WORK/$suite-out/$id' && dpkg-source -x *.dsc '$WORK/$suite-unpacked-$arch-$t' >/dev/null 2>&1"
     done <<<"$list"
+}
+
+# trixie_templates SET: every template of $FIXTURES/trixie/SET.list (from
+# tests/fetch-fixtures.sh SET) through template_checks, then through one
+# service pass.
+trixie_templates() {
+    local list arch t
+    list=$(cat "$FIXTURES/trixie/$1.list")
+    make_key db
+    export SOURCE_DATE_EPOCH=1700000000
+    while read -r arch t; do template_checks "$FIXTURES/trixie/debs" "$arch" "$t"; done <<<"$list"
+    . "$TESTS_DIR/interop/service_lib.sh"
+    templates_through_service "$FIXTURES/trixie/debs" trixie "$list"
 }

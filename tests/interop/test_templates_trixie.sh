@@ -12,12 +12,5 @@ need_fixtures trixie
 need_tool dpkg-source; need_tool sbverify; need_tool python3
 . "$TESTS_DIR/interop/templates_lib.sh"
 
-list=$(cat "$FIXTURES/trixie/trixie.list")
-make_key db
-export SOURCE_DATE_EPOCH=1700000000
-
-while read -r arch t; do template_checks "$FIXTURES/trixie/debs" "$arch" "$t"; done <<<"$list"
-
-. "$TESTS_DIR/interop/service_lib.sh"
-templates_through_service "$FIXTURES/trixie/debs" trixie "$list"
+trixie_templates trixie
 finish
