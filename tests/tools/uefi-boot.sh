@@ -14,18 +14,20 @@
 UEFI_ARCH=${UEFI_ARCH:-x64}
 if [ "$UEFI_ARCH" = aa64 ]; then
     CODE=/usr/share/AAVMF/AAVMF_CODE.fd
-    uefi_machine=(qemu-system-aarch64 -machine virt -cpu max -m 512)
+    uefi_machine=(qemu-system-aarch64 -machine virt -cpu max -m 768)
 else
     CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
-    uefi_machine=(qemu-system-x86_64 -machine q35,smm=on,accel=tcg -m 256 -global driver=cfi.pflash01,property=secure,value=on)
+    uefi_machine=(qemu-system-x86_64 -machine q35,smm=on,accel=tcg -m 768 -global driver=cfi.pflash01,property=secure,value=on)
 fi
 
 boot() {
-    local name=$1 image=$2 vars=$3 dir=$WORK/boot-$1 spec to
+    local name=$1 image=$2 vars=$3 dir=$WORK/boot-$1 spec to kib
     shift 3
     mkdir -p "$dir"
     cp "$vars" "$dir/vars.fd"
-    mkfs.vfat -C "$dir/esp.img" 16384 >/dev/null && mmd -i "$dir/esp.img" ::/EFI ::/EFI/BOOT &&
+    # Room for every file, and 8 MiB for the file system.
+    kib=$(( ($(cat "$image" "${@#*=}" | wc -c) / 1024) * 5 / 4 + 8192 ))
+    mkfs.vfat -C "$dir/esp.img" "$kib" >/dev/null && mmd -i "$dir/esp.img" ::/EFI ::/EFI/BOOT &&
         mcopy -i "$dir/esp.img" "$image" "::/EFI/BOOT/BOOT${UEFI_ARCH^^}.EFI" || return 1
     for spec in "$@"; do
         to=${spec%%=*}
