@@ -1,8 +1,9 @@
 # Boots one EFI image in QEMU (TCG) from an ESP of its own, and watches
 # the serial console for $MARKER (the image ran) or a refusal. Sourced by
 # the firmware tests after lib.sh; set MARKER. UEFI_ARCH picks the machine:
-# x64 (the default: OVMF's Secure Boot build, q35 with SMM) or aa64
-# (AAVMF, ArmVirtQemu, which keeps Secure Boot's variables itself).
+# x64 (the default: OVMF's Secure Boot build, q35 with SMM), ia32 (the same
+# for 32-bit x86, ovmf-ia32) or aa64 (AAVMF, ArmVirtQemu, which keeps
+# Secure Boot's variables itself).
 #
 #   boot NAME IMAGE VARS [ESP-PATH=FILE...]   IMAGE as \EFI\BOOT\BOOT<ARCH>.EFI,
 #                                             each FILE at ESP-PATH; QEMU
@@ -15,6 +16,9 @@ UEFI_ARCH=${UEFI_ARCH:-x64}
 if [ "$UEFI_ARCH" = aa64 ]; then
     CODE=/usr/share/AAVMF/AAVMF_CODE.fd
     uefi_machine=(qemu-system-aarch64 -machine virt -cpu max -m 768)
+elif [ "$UEFI_ARCH" = ia32 ]; then
+    CODE=/usr/share/OVMF/OVMF32_CODE_4M.secboot.fd
+    uefi_machine=(qemu-system-i386 -machine q35,smm=on,accel=tcg -m 768 -global driver=cfi.pflash01,property=secure,value=on)
 else
     CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd
     uefi_machine=(qemu-system-x86_64 -machine q35,smm=on,accel=tcg -m 768 -global driver=cfi.pflash01,property=secure,value=on)

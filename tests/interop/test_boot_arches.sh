@@ -1,4 +1,6 @@
 #!/bin/bash
+# Beyond amd64: trixie's boot loaders for arm64 and ia32, signed through
+# their real templates, under their real firmware with Secure Boot.
 # arm64 end to end: trixie's systemd-boot and GRUB for arm64, signed as
 # Debian's service signs them (their real templates through sign-template
 # with a test db key, the signatures attached to the real unsigned images
@@ -6,11 +8,14 @@
 # store 'reprosign efi enroll' wrote: the firmware starts systemd-boot,
 # which starts GRUB through the firmware's LoadImage, to GRUB's prompt.
 # The firmware refuses the unsigned systemd-boot, and systemd-boot the
-# unsigned GRUB.
+# unsigned GRUB. ia32: OVMF's 32-bit build, its store from 'efi enroll',
+# starts the ia32 GRUB signed through grub-efi-ia32-signed-template, and
+# refuses the unsigned one.
 . "$TESTS_DIR/lib.sh"
-need_tool qemu-system-aarch64; need_tool mkfs.vfat; need_tool mcopy; need_tool sbverify
+need_tool qemu-system-aarch64; need_tool qemu-system-i386; need_tool mkfs.vfat; need_tool mcopy; need_tool sbverify
 AAVMF=/usr/share/AAVMF
 [ -r "$AAVMF/AAVMF_CODE.fd" ] && [ -r "$AAVMF/AAVMF_VARS.ms.fd" ] || skip "qemu-efi-aarch64 is not installed"
+[ -r /usr/share/OVMF/OVMF32_CODE_4M.secboot.fd ] || skip "ovmf-ia32 is not installed"
 need_fixtures trixie
 . "$TESTS_DIR/interop/templates_lib.sh"
 # GRUB's banner on the serial console: it ran.
@@ -59,4 +64,21 @@ check "... the firmware's boot manager refused it" grep -a -q 'BdsDxe: failed to
 boot grub-unsigned "$sd/signed-systemd-boot-efi/$sdboot" "$WORK/vars.fd" $(entry "$grub/root-grub-efi-arm64-unsigned/$grubaa64")
 expect grub-unsigned denied "systemd-boot refuses the unsigned GRUB"
 check "... through its LoadImage" grep -a -q 'Error loading \\grub.efi: Access denied' "$WORK/boot-grub-unsigned/serial.log"
+
+# ia32: GRUB alone, as \EFI\BOOT\BOOTIA32.EFI.
+UEFI_ARCH=ia32
+. "$TESTS_DIR/tools/uefi-boot.sh"
+check "efi enroll: OVMF32's store with the test keys" "$REPROSIGN" efi enroll --vars /usr/share/OVMF/OVMF32_VARS_4M.fd \
+    --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars32.fd"
+template_checks "$FIXTURES/trixie/debs" i386 grub-efi-ia32-signed-template
+grub32=$WORK/i386-grub-efi-ia32-signed-template
+grubia32=usr/lib/grub/i386-efi/monolithic/grubia32.efi
+boot ia32-signed "$grub32/signed-grub-efi-ia32-unsigned/$grubia32" "$WORK/vars32.fd"
+boot ia32-unsigned "$grub32/root-grub-efi-ia32-unsigned/$grubia32" "$WORK/vars32.fd"
+expect ia32-signed ran "OVMF (ia32) starts the ia32 GRUB signed through its template"
+expect ia32-unsigned denied "OVMF (ia32) refuses the unsigned ia32 GRUB"
+check "reprosign chain agrees on the signed one" "$REPROSIGN" chain --vars "$WORK/vars32.fd" \
+    "$grub32/signed-grub-efi-ia32-unsigned/$grubia32"
+refuses "... and on the unsigned one" "" "$REPROSIGN" chain --vars "$WORK/vars32.fd" \
+    "$grub32/root-grub-efi-ia32-unsigned/$grubia32"
 finish
