@@ -84,9 +84,10 @@ fi
 # machine's apt setup is left alone. $dir/trixie/trixie.list names them
 # for the tests ("ARCH TEMPLATE" a line). The kernels' (550 MB) are fetched
 # only when asked for (trixie-kernel.list), for the slow tests.
-trixie_apt() {
-    local t=$dir/trixie/apt
-    apt-get -q -o Dir::Etc::SourceList="$t/sources.list" -o Dir::Etc::SourceParts="$t/parts" \
+trixie_apt() {   # trixie_apt apt-get|apt-cache ARGS...
+    local t=$dir/trixie/apt cmd=$1
+    shift
+    "$cmd" -q -o Dir::Etc::SourceList="$t/sources.list" -o Dir::Etc::SourceParts="$t/parts" \
         -o Dir::State::Lists="$t/lists" -o Dir::Cache="$t/cache" -o Dir::State::Status="$t/status" \
         -o APT::Architecture=amd64 -o APT::Architectures=amd64,arm64,i386 -o Acquire::Languages=none "$@"
 }
@@ -98,7 +99,7 @@ trixie_update() {   # once a day at most; a failed update with lists at hand use
         "http://deb.debian.org/debian trixie main" >"$t/sources.list"
     # (The lists keep the archive's dates: a stamp of our own tells their age.)
     if [ -z "$(find "$t" -maxdepth 1 -name updated -mtime -1)" ]; then
-        if trixie_apt update >"$t/update.log" 2>&1; then
+        if trixie_apt apt-get update >"$t/update.log" 2>&1; then
             touch "$t/updated"
         elif [ -z "$(find "$t/lists" -maxdepth 1 -name '*_Packages')" ]; then
             cat "$t/update.log" >&2; return 1
@@ -115,7 +116,7 @@ trixie_missing() {   # trixie_missing ARCH PKG...: those not yet fetched, as PKG
 }
 trixie_download() {   # trixie_download PKG:ARCH...: one apt run for them all
     [ $# -eq 0 ] && return 0
-    (cd "$dir/trixie/debs" && chmod 0777 . && trixie_apt download "$@" >/dev/null)
+    (cd "$dir/trixie/debs" && chmod 0777 . && trixie_apt apt-get download "$@" >/dev/null)
 }
 trixie_files_json() {   # trixie_files_json TEMPLATE: its files.json
     dpkg-deb --fsys-tarfile "$(ls "$dir/trixie/debs/${1}"_*.deb | sort -V | tail -n 1)" |
@@ -144,4 +145,22 @@ arm64 linux-image-arm64-signed-template"
             python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))')
     done <<<"$list")
     echo "$list" >"$dir/trixie/$set.list.tmp" && mv "$dir/trixie/$set.list.tmp" "$dir/trixie/$set.list"
+fi
+# trixie's signed boot chain, as a trixie machine boots it: shim signed by
+# Microsoft, GRUB and the cloud kernel signed by Debian (36 MB).
+if [ "$want" = all ] || [ "$want" = trixie-bootchain ]; then
+    trixie_update
+    kpkg=$(trixie_apt apt-cache depends linux-image-cloud-amd64:amd64 2>/dev/null |
+        sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p' | head -n 1)
+    [ -n "$kpkg" ] || { echo "fetch-fixtures: cannot resolve trixie's linux-image-cloud-amd64" >&2; exit 1; }
+    # shellcheck disable=SC2046
+    trixie_download $(trixie_missing amd64 shim-signed grub-efi-amd64-signed "$kpkg")
+    for p in shim-signed grub-efi-amd64-signed "$kpkg"; do
+        if [ ! -d "$dir/trixie/root/$p" ]; then
+            rm -rf "$dir/trixie/root/$p.tmp" && mkdir -p "$dir/trixie/root/$p.tmp"
+            dpkg-deb -x "$(ls "$dir/trixie/debs/${p}"_*_amd64.deb | sort -V | tail -n 1)" "$dir/trixie/root/$p.tmp"
+            mv "$dir/trixie/root/$p.tmp" "$dir/trixie/root/$p"
+        fi
+    done
+    ln -sfn "root/$kpkg" "$dir/trixie/signed-kernel"
 fi

@@ -1,0 +1,56 @@
+#!/bin/bash
+# The differential test of test_boot_chain.sh on trixie's chain: OVMF's
+# Secure Boot build with Microsoft's keys boots trixie's shim-signed (shim
+# 16.1), grub-efi-amd64-signed (GRUB 2.12, which loads the kernel with its
+# own PE loader and verifies it through shim_lock) and the signed cloud
+# kernel (Linux 6.12) into a busybox initramfs. For each case the boot's
+# verdict and reprosign chain's must agree.
+. "$TESTS_DIR/lib.sh"
+need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool python3; need_tool busybox
+MSVARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd
+[ -r "$MSVARS" ] || skip "ovmf is not installed"
+need_fixtures trixie-bootchain
+. "$TESTS_DIR/tools/boot-chain.sh"
+T=$FIXTURES/trixie
+SHIM=$T/root/shim-signed/usr/lib/shim/shimx64.efi.signed
+GRUB=$T/root/grub-efi-amd64-signed/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
+KERNEL=$(ls "$T"/signed-kernel/boot/vmlinuz-* | head -n 1)
+make_key mok
+
+python3 "$TESTS_DIR/tools/mkinitramfs.py" "$WORK/initrd.gz" "$(command -v busybox)"
+
+# 1. trixie's chain boots. 2. Its kernel has no .sbat: shim refuses it
+# when it loads it itself.
+chain_esp debian "$SHIM" "$GRUB" "$KERNEL" "$WORK/initrd.gz"
+chain_esp kernel-by-shim "$SHIM" "$KERNEL" "$KERNEL" "$WORK/initrd.gz"
+chain_boot debian "$MSVARS"; chain_boot kernel-by-shim "$MSVARS"
+expect_boot debian booted "1. trixie's chain under the Microsoft db boots to the initramfs" \
+    --vars "$MSVARS" "$SHIM" "$GRUB" "$KERNEL"
+refuses "2. trixie's kernel has no .sbat" "" "$REPROSIGN" sbat "$KERNEL"
+expect_boot kernel-by-shim denied "2. the same kernel loaded by shim itself is refused (no .sbat)" \
+    --vars "$MSVARS" "$SHIM" "$KERNEL"
+
+# 3. MOK: trixie's GRUB and kernel re-signed with a test MOK by reprosign,
+# shim's MokList written by efi shim-var. 4. A kernel with one byte
+# changed after signing.
+"$REPROSIGN" efi siglist --cert "$WORK/mok.crt" --output "$WORK/mok.esl"
+"$REPROSIGN" efi shim-var --vars "$MSVARS" --name MokList "$WORK/mok.esl" --output "$WORK/vars-mok.fd"
+"$REPROSIGN" strip "$GRUB" --output "$WORK/grub.unsigned"
+"$REPROSIGN" strip "$KERNEL" --output "$WORK/vmlinuz.unsigned"
+"$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/grub.unsigned" --output "$WORK/grub.mok"
+"$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/vmlinuz.unsigned" --output "$WORK/vmlinuz.mok"
+cp "$KERNEL" "$WORK/vmlinuz.changed"
+printf '\x01' | dd of="$WORK/vmlinuz.changed" bs=1 seek=65536 conv=notrunc status=none
+chain_esp mok "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd.gz"
+chain_esp changed "$SHIM" "$GRUB" "$WORK/vmlinuz.changed" "$WORK/initrd.gz"
+chain_boot mok "$WORK/vars-mok.fd"; chain_boot changed "$MSVARS"
+expect_boot mok booted "3. trixie's GRUB and kernel signed with a MOK by reprosign boot" \
+    --vars "$WORK/vars-mok.fd" "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok"
+expect_boot changed denied "4. a kernel with one byte changed is refused" \
+    --vars "$MSVARS" "$SHIM" "$GRUB" "$WORK/vmlinuz.changed"
+# 5. The same MOK-signed GRUB without the MokList: shim refuses it.
+chain_esp mok-absent "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd.gz"
+chain_boot mok-absent "$MSVARS"
+expect_boot mok-absent denied "5. without the MOK in MokList, shim refuses the MOK-signed GRUB" \
+    --vars "$MSVARS" "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok"
+finish
