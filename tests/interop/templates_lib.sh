@@ -1,12 +1,13 @@
 # Shared by the tests of Debian's real signing templates. Source after
-# lib.sh, with need_tool dpkg-source, sbverify and python3, and make_key db.
+# lib.sh, with need_tool dpkg-source, sbverify, python3 and reprepro, and make_key db.
 #   template_checks DEBS ARCH TEMPLATE: the template through sign-template,
 #     its .dsc unpacked, every signature attached to its unsigned file and
 #     verified by sbverify and reprosign verify. Output in $WORK/ARCH-TEMPLATE.
 #   trixie_templates SET: the templates of fetch-fixtures.sh SET, both ways.
 #   templates_through_service DEBS SUITE LIST: every "ARCH TEMPLATE" line of
 #     LIST from one local archive, signed by one service pass and published,
-#     each .dsc unpacked (needs service_lib.sh sourced).
+#     each .dsc unpacked, each signed upload accepted by reprepro (needs
+#     service_lib.sh sourced).
 
 deb_of() {   # deb_of DEBS PKG ARCH: the newest .deb of PKG for ARCH (or all)
     ls "$1/${2}_"*"_$3.deb" "$1/${2}_"*_all.deb 2>/dev/null | sort -V | tail -n 1
@@ -40,8 +41,30 @@ template_checks() {
     done
 }
 
+# upload_archive SUITE ARCH...: a reprepro archive for SUITE whose incoming
+# queue takes uploads signed by a key of its own (in $WORK/upload-gnupg),
+# and only those; prints the service configuration that uploads there.
+upload_archive() {
+    local suite=$1 rr=$WORK/$1-reprepro home=$WORK/upload-gnupg fpr
+    shift
+    mkdir -p "$rr/conf" "$rr/incoming" "$rr/tmp" && mkdir -p -m 700 "$home"
+    gpg --homedir "$home" --batch --quiet --passphrase '' --quick-gen-key 'upload test <upload@example.org>' \
+        ed25519 sign never 2>/dev/null
+    fpr=$(gpg --homedir "$home" --with-colons --list-keys | awk -F: '/^fpr/ { print $10; exit }')
+    gpg --homedir "$home" --batch --export "$fpr" | gpg --batch --quiet --import 2>/dev/null
+    printf 'Codename: %s\nArchitectures: %s source\nComponents: main\nUploaders: uploaders\n' "$suite" "$*" \
+        >"$rr/conf/distributions"
+    echo "allow * by key ${fpr: -16}" >"$rr/conf/uploaders"
+    # A -signed upload names the distribution of its template's changelog:
+    # the suite, its security suite, or unstable for a template uploaded there
+    # and migrated unchanged (fwupd's, since 2024). Each lands in the suite.
+    printf 'Name: incoming\nIncomingDir: incoming\nTempDir: tmp\nAllow: %s %s-security>%s unstable>%s\n' \
+        "$suite" "$suite" "$suite" "$suite" >"$rr/conf/incoming"
+    printf ', "upload_key": "%s", "gnupg_home": "%s", "incoming": "%s/incoming"' "$fpr" "$home" "$rr"
+}
+
 templates_through_service() {
-    local debs=$1 suite=$2 list=$3 repo=$WORK/$2-repo arch t p deb sep='' id source
+    local debs=$1 suite=$2 list=$3 repo=$WORK/$2-repo arch t p deb sep='' id source upload dsc
     mkdir -p "$repo/pool/main"
     while read -r arch t; do
         deb=$(deb_of "$debs" "$t" "$arch")
@@ -62,16 +85,25 @@ templates_through_service() {
         echo ']}'
     } >"$WORK/$suite-requests.json"
     gpg --batch --quiet --detach-sign -o "$WORK/$suite-requests.json.sig" "$WORK/$suite-requests.json"
-    write_config "$suite" "$repo"
+    # shellcheck disable=SC2046
+    upload=$(upload_archive "$suite" $(cut -d' ' -f1 <<<"$list" | sort -u))
+    write_config "$suite" "$repo" "$upload"
     check "$suite: service init" svc init --state "$WORK/$suite-state" --config "$WORK/$suite.json"
     check "$suite: service run --once signs all $(wc -l <<<"$list") templates" svc run --state "$WORK/$suite-state" --once
+    check "$suite: reprepro processincoming accepts every signed upload" \
+        reprepro -b "$WORK/$suite-reprepro" --silent processincoming incoming
     while read -r arch t; do
         deb=$(deb_of "$debs" "$t" "$arch")
         id=${t}_$(dpkg-deb -f "$deb" Version | sed "s/:/%3a/")_$arch
         check "$suite: $arch $t is published" test "$(status_of "$WORK/$suite-state" "$id")" = published
         check "$suite: dpkg-source -x unpacks $arch $t's .dsc" bash -c "
             cd '$WORK/$suite-out/$id' && dpkg-source -x *.dsc '$WORK/$suite-unpacked-$arch-$t' >/dev/null 2>&1"
+        dsc=$(ls "$WORK/$suite-out/$id"/*.dsc)
+        check "$suite: $arch $t's -signed source is in the archive" bash -c "
+            reprepro -b '$WORK/$suite-reprepro' list '$suite' '$(sed -n 's/^Source: //p' "$dsc")' |
+                grep -qx '$suite|main|source: $(sed -n 's/^Source: //p' "$dsc") $(sed -n 's/^Version: //p' "$dsc")'"
     done <<<"$list"
+    check "$suite: the incoming queue is empty" bash -c "[ -z \"\$(ls -A '$WORK/$suite-reprepro/incoming')\" ]"
 }
 
 # trixie_templates SET: every template of $FIXTURES/trixie/SET.list (from

@@ -6,7 +6,7 @@
 # symlinks in source-template/ reach the source package.
 . "$TESTS_DIR/lib.sh"
 need_fixtures templates
-need_tool dpkg-source; need_tool sbverify; need_tool python3
+need_tool dpkg-source; need_tool sbverify; need_tool python3; need_tool reprepro
 . "$TESTS_DIR/interop/templates_lib.sh"
 
 list="amd64 fwupd-amd64-signed-template

@@ -9,7 +9,7 @@
 # test_templates_trixie_kernel.sh's (slow).
 . "$TESTS_DIR/lib.sh"
 need_fixtures trixie
-need_tool dpkg-source; need_tool sbverify; need_tool python3
+need_tool dpkg-source; need_tool sbverify; need_tool python3; need_tool reprepro
 . "$TESTS_DIR/interop/templates_lib.sh"
 
 trixie_templates trixie

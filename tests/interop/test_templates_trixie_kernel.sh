@@ -11,7 +11,7 @@
 . "$TESTS_DIR/lib.sh"
 need_fixtures trixie-kernel
 need_fixtures trixie
-need_tool dpkg-source; need_tool sbverify; need_tool python3
+need_tool dpkg-source; need_tool sbverify; need_tool python3; need_tool reprepro
 need_tool qemu-system-x86_64; need_tool qemu-system-aarch64; need_tool mkfs.vfat; need_tool mcopy
 . "$TESTS_DIR/interop/templates_lib.sh"
 
