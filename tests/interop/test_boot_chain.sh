@@ -36,12 +36,7 @@ expect_boot kernel-by-shim denied "2. the same kernel loaded by shim itself is r
 # 4. MOK: a test certificate in MokList (written by efi shim-var); GRUB,
 # the kernel and a module signed with it by reprosign. Under lockdown an
 # unsigned module and one signed with a foreign key are refused.
-"$REPROSIGN" efi siglist --cert "$WORK/mok.crt" --output "$WORK/mok.esl"
-"$REPROSIGN" efi shim-var --vars "$MSVARS" --name MokList "$WORK/mok.esl" --output "$WORK/vars-mok.fd"
-"$REPROSIGN" strip "$GRUB" --output "$WORK/grub.unsigned"
-"$REPROSIGN" strip "$KERNEL" --output "$WORK/vmlinuz.unsigned"
-"$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/grub.unsigned" --output "$WORK/grub.mok"
-"$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/vmlinuz.unsigned" --output "$WORK/vmlinuz.mok"
+mok_signed "$GRUB" "$KERNEL"
 mkdir -p "$WORK/mod-mok" "$WORK/mod-none" "$WORK/mod-other"
 "$REPROSIGN" strip "$MODS/lib/crc7.ko" --output "$WORK/crc7.unsigned"
 "$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/crc7.unsigned" --output "$WORK/mod-mok/crc7.ko"
@@ -54,8 +49,7 @@ python3 "$TESTS_DIR/tools/mkinitramfs.py" "$WORK/initrd-mods.gz" "$BUSYBOX" \
     "$WORK/mod-none/crc8.ko" "$WORK/mod-other/ts_kmp.ko" "$WORK/mod-mok/crc7.ko" "$MODS/fs/efivarfs/efivarfs.ko"
 chain_esp mok "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd-mods.gz"
 # 5. One refusal: a kernel with one byte changed after signing.
-cp "$KERNEL" "$WORK/vmlinuz.changed"
-printf '\x01' | dd of="$WORK/vmlinuz.changed" bs=1 seek=65536 conv=notrunc status=none
+one_byte_changed "$KERNEL" "$WORK/vmlinuz.changed"
 chain_esp changed "$SHIM" "$GRUB" "$WORK/vmlinuz.changed" "$WORK/initrd-plain.gz"
 chain_boot mok "$WORK/vars-mok.fd"; chain_boot changed "$MSVARS"
 MOKCHAIN=(--vars "$WORK/vars-mok.fd" "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok")

@@ -33,14 +33,8 @@ expect_boot kernel-by-shim denied "2. the same kernel loaded by shim itself is r
 # 3. MOK: trixie's GRUB and kernel re-signed with a test MOK by reprosign,
 # shim's MokList written by efi shim-var. 4. A kernel with one byte
 # changed after signing.
-"$REPROSIGN" efi siglist --cert "$WORK/mok.crt" --output "$WORK/mok.esl"
-"$REPROSIGN" efi shim-var --vars "$MSVARS" --name MokList "$WORK/mok.esl" --output "$WORK/vars-mok.fd"
-"$REPROSIGN" strip "$GRUB" --output "$WORK/grub.unsigned"
-"$REPROSIGN" strip "$KERNEL" --output "$WORK/vmlinuz.unsigned"
-"$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/grub.unsigned" --output "$WORK/grub.mok"
-"$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/vmlinuz.unsigned" --output "$WORK/vmlinuz.mok"
-cp "$KERNEL" "$WORK/vmlinuz.changed"
-printf '\x01' | dd of="$WORK/vmlinuz.changed" bs=1 seek=65536 conv=notrunc status=none
+mok_signed "$GRUB" "$KERNEL"
+one_byte_changed "$KERNEL" "$WORK/vmlinuz.changed"
 chain_esp mok "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd.gz"
 chain_esp changed "$SHIM" "$GRUB" "$WORK/vmlinuz.changed" "$WORK/initrd.gz"
 chain_boot mok "$WORK/vars-mok.fd"; chain_boot changed "$MSVARS"

@@ -79,3 +79,20 @@ expect_boot() {
         sed 's/^/    chain: /' "$WORK/boot-$name/chain.out" 2>/dev/null
     fi
 }
+
+# mok_signed GRUB KERNEL: the test MOK (make_key mok) in MokList, written
+# by efi shim-var into a copy of $MSVARS ($WORK/vars-mok.fd), and GRUB and
+# KERNEL stripped and signed with it ($WORK/grub.mok, $WORK/vmlinuz.mok).
+mok_signed() {
+    "$REPROSIGN" efi siglist --cert "$WORK/mok.crt" --output "$WORK/mok.esl"
+    "$REPROSIGN" efi shim-var --vars "$MSVARS" --name MokList "$WORK/mok.esl" --output "$WORK/vars-mok.fd"
+    "$REPROSIGN" strip "$1" --output "$WORK/grub.unsigned"
+    "$REPROSIGN" strip "$2" --output "$WORK/vmlinuz.unsigned"
+    "$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/grub.unsigned" --output "$WORK/grub.mok"
+    "$REPROSIGN" sign --key "$WORK/mok.key" --cert "$WORK/mok.crt" "$WORK/vmlinuz.unsigned" --output "$WORK/vmlinuz.mok"
+}
+
+# one_byte_changed FILE OUT: a copy of FILE with the byte at 64 KiB changed.
+one_byte_changed() {
+    cp "$1" "$2" && printf '\x01' | dd of="$2" bs=1 seek=65536 conv=notrunc status=none
+}
