@@ -8,7 +8,7 @@
 # firmware's LoadImage) refuses an entry image unsigned or signed by
 # another key.
 . "$TESTS_DIR/lib.sh"
-need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool gcc
+need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool gcc; need_tool dpkg-source; need_tool sbverify
 TEMPLATE=/usr/share/OVMF/OVMF_VARS_4M.fd
 [ -r /usr/share/OVMF/OVMF_CODE_4M.secboot.fd ] && [ -r "$TEMPLATE" ] && [ -r /usr/lib/elf_x86_64_efi.lds ] ||
     skip "ovmf or gnu-efi is not installed"
@@ -19,17 +19,11 @@ MARKER=REPROSIGN-HELLO-RAN
 make_key PK; make_key KEK; make_key db; make_key other
 bash "$TESTS_DIR/tools/build-efi-hello.sh" "$WORK/hello.efi" "$MARKER" || { echo "FAIL: cannot build the EFI app"; exit 1; }
 
-debs=$FIXTURES/trixie/debs
-tdeb=$(deb_of "$debs" systemd-boot-efi-amd64-signed-template amd64)
-mkdir -p "$WORK/pkgs"
-ln -s "$(deb_of "$debs" systemd-boot-efi amd64)" "$WORK/pkgs/"
-check "sign-template signs trixie's systemd-boot template with the db key" "$REPROSIGN" sign-template --quiet \
-    "$tdeb" --packages "$WORK/pkgs" --key "$WORK/db.key" --cert "$WORK/db.crt" --output "$WORK/out"
-dpkg-deb -x "$(deb_of "$debs" systemd-boot-efi amd64)" "$WORK/root"
-check "attach-tree attaches the signature to the unsigned systemd-bootx64.efi" "$REPROSIGN" attach-tree --quiet \
-    --signatures "$WORK/out/signatures/systemd-boot-efi" --root "$WORK/root" --output "$WORK/signed" --cert "$WORK/db.crt"
+# As test_templates_trixie takes it: sign-template, dpkg-source -x,
+# attach-tree, sbverify and reprosign verify.
+template_checks "$FIXTURES/trixie/debs" amd64 systemd-boot-efi-amd64-signed-template
+sd=$WORK/amd64-systemd-boot-efi-amd64-signed-template
 sdboot=usr/lib/systemd/boot/efi/systemd-bootx64.efi
-check "sbverify accepts the signed systemd-boot" sbverify --cert "$WORK/db.crt" "$WORK/signed/$sdboot"
 
 check "efi enroll writes a store with PK, KEK and db" "$REPROSIGN" efi enroll --vars "$TEMPLATE" \
     --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars.fd"
@@ -42,21 +36,21 @@ entry() { echo "/loader/loader.conf=$WORK/loader.conf /loader/entries/hello.conf
 
 # Two boots at a time: the machine has two cores.
 # shellcheck disable=SC2046
-boot signed "$WORK/signed/$sdboot" "$WORK/vars.fd" $(entry "$WORK/hello-db.efi")
+boot signed "$sd/signed-systemd-boot-efi/$sdboot" "$WORK/vars.fd" $(entry "$WORK/hello-db.efi")
 # shellcheck disable=SC2046
-boot unsigned "$WORK/root/$sdboot" "$WORK/vars.fd" $(entry "$WORK/hello-db.efi")
+boot unsigned "$sd/root-systemd-boot-efi/$sdboot" "$WORK/vars.fd" $(entry "$WORK/hello-db.efi")
 expect signed ran "OVMF starts the systemd-boot signed through its template, and it starts a db-signed entry"
 expect unsigned denied "OVMF refuses the unsigned systemd-boot"
 # shellcheck disable=SC2046
-boot entry-unsigned "$WORK/signed/$sdboot" "$WORK/vars.fd" $(entry "$WORK/hello.efi")
+boot entry-unsigned "$sd/signed-systemd-boot-efi/$sdboot" "$WORK/vars.fd" $(entry "$WORK/hello.efi")
 # shellcheck disable=SC2046
-boot entry-other "$WORK/signed/$sdboot" "$WORK/vars.fd" $(entry "$WORK/hello-other.efi")
+boot entry-other "$sd/signed-systemd-boot-efi/$sdboot" "$WORK/vars.fd" $(entry "$WORK/hello-other.efi")
 expect entry-unsigned denied "systemd-boot refuses an unsigned entry image"
 expect entry-other denied "systemd-boot refuses an entry image signed by a key not in db"
 check "reprosign chain agrees: firmware accepts the signed systemd-boot" "$REPROSIGN" chain --vars "$WORK/vars.fd" \
-    "$WORK/signed/$sdboot"
+    "$sd/signed-systemd-boot-efi/$sdboot"
 refuses "reprosign chain agrees: firmware refuses the unsigned one" "" "$REPROSIGN" chain --vars "$WORK/vars.fd" \
-    "$WORK/root/$sdboot"
+    "$sd/root-systemd-boot-efi/$sdboot"
 # Each refusal from the stage that should make it.
 check "... the firmware's boot manager refused it" grep -a -q 'BdsDxe: failed to load .*Access Denied' \
     "$WORK/boot-unsigned/serial.log"
