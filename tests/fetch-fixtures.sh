@@ -144,7 +144,33 @@ arm64 linux-image-arm64-signed-template"
         trixie_missing "$arch" $(trixie_files_json "$t" |
             python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))')
     done <<<"$list")
+    # What an unsigned package needs at its exact version (the GRUB images'
+    # grub-common) comes too: an archive serves them together.
+    # shellcheck disable=SC2046
+    trixie_download $(while read -r arch t; do
+        for p in $(trixie_files_json "$t" | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'); do
+            # shellcheck disable=SC2046
+            trixie_missing "$arch" $(dpkg-deb -f "$(ls "$dir/trixie/debs/${p}_"*"_$arch.deb" "$dir/trixie/debs/${p}_"*_all.deb 2>/dev/null |
+                sort -V | tail -n 1)" Depends | tr ',' '\n' | sed -n 's/^ *\([^ ]*\) *(= .*/\1/p')
+        done
+    done <<<"$list")
     echo "$list" >"$dir/trixie/$set.list.tmp" && mv "$dir/trixie/$set.list.tmp" "$dir/trixie/$set.list"
+fi
+# A trixie build chroot for amd64, as trixie's buildds build the -signed
+# packages in: mmdebstrap's buildd variant, its release verified with
+# debian-archive-keyring, with the tools the templates' Build-Depends name
+# beside their unsigned packages (which the tests' archive serves), so a
+# build fetches little. 500 MB, made once: $dir/trixie/buildd-amd64.tar.
+if [ "$want" = all ] || [ "$want" = trixie-buildd ]; then
+    if [ ! -f "$dir/trixie/buildd-amd64.tar" ]; then
+        mkdir -p "$dir/trixie"
+        rm -f "$dir/trixie/buildd-amd64.tar.tmp"
+        mmdebstrap --quiet --variant=buildd --architectures=amd64 --format=tar \
+            --include=debhelper,sbsigntool,python3,kernel-wedge,kmod,rsync \
+            --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+            trixie "$dir/trixie/buildd-amd64.tar.tmp" http://deb.debian.org/debian
+        mv "$dir/trixie/buildd-amd64.tar.tmp" "$dir/trixie/buildd-amd64.tar"
+    fi
 fi
 # trixie's signed boot chain, as a trixie machine boots it: shim signed by
 # Microsoft, GRUB and the cloud kernel signed by Debian (36 MB).

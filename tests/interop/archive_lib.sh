@@ -1,21 +1,35 @@
-# The archive round trip, shared by test_archive_roundtrip.sh (shim, GRUB)
-# and test_archive_roundtrip_kernel.sh (slow): reprepro serves the real
-# template and unsigned packages and takes the service's signed upload;
-# the -signed source from its pool is built with the template's own rules,
-# its build dependencies installed by apt from the same archive, and every
-# signed file of the built package verified. Source after lib.sh.
+# The archive round trip, shared by test_archive_roundtrip*.sh: reprepro
+# serves the real template and unsigned packages and takes the service's
+# signed upload; the -signed source from its pool is built with the
+# template's own rules, its build dependencies installed by apt from the
+# same archive, and every signed file of the built package verified.
+# Source after lib.sh. bookworm's packages ($FIXTURES/debs), built on this
+# machine, unless the test sets before sourcing:
+#   ROUNDTRIP_SUITE  the suite (its packages' own, such as trixie);
+#   ROUNDTRIP_DEBS   where its packages are;
+#   ROUNDTRIP_BUILDD a build chroot's tarball (fetch-fixtures.sh
+#                    trixie-buildd), to build in as that suite's buildd does.
 need_tool reprepro; need_tool gpg; need_tool gpgv; need_tool apt-get; need_tool dpkg-source
 need_tool dpkg-genchanges; need_tool dpkg-buildpackage; need_tool dh; need_tool sbverify; need_tool python3
 [ "$(id -u)" = 0 ] || skip "installing build dependencies with apt needs root"
 
-debs=$FIXTURES/debs
+suite=${ROUNDTRIP_SUITE:-bookworm}
+debs=${ROUNDTRIP_DEBS:-$FIXTURES/debs}
 unset SOURCE_DATE_EPOCH
 make_key db
-template_deb() { ls "$debs/${1}"_*.deb | sort -V | tail -n 1; }
-newest_deb() { ls "$debs/${1}"_*.deb | sort -V | tail -n 1; }
+newest_deb() { ls "$debs/${1}_"*_amd64.deb "$debs/${1}_"*_all.deb 2>/dev/null | sort -V | tail -n 1; }
+template_deb() { newest_deb "$1"; }
 unsigned_of() {   # the packages a template's files.json names
     dpkg-deb --fsys-tarfile "$(template_deb "$1")" | tar -xO --wildcards './usr/share/code-signing/*/files.json' |
         python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'
+}
+# served_with PKG: the packages at hand that PKG needs at its exact version
+# (grub-efi-amd64-unsigned's grub-common), which the archive serves with it.
+served_with() {
+    local p
+    for p in $(dpkg-deb -f "$(newest_deb "$1")" Depends | tr ',' '\n' | sed -n 's/^ *\([^ ]*\) *(= .*/\1/p'); do
+        [ -n "$(newest_deb "$p")" ] && echo "$p"
+    done
 }
 source_of() { local s; s=$(dpkg-deb -f "$1" Source | cut -d' ' -f1); echo "${s:-$(dpkg-deb -f "$1" Package)}"; }
 fpr_of() { gpg --homedir "$1" --with-colons --list-keys | awk -F: '/^fpr/ { print $10; exit }'; }
@@ -44,8 +58,8 @@ mkdir -p "$repo/conf" "$repo/incoming" "$repo/tmp"
 cat >"$repo/conf/distributions" <<EOF2
 Origin: reprosign-test
 Label: reprosign-test
-Suite: bookworm
-Codename: bookworm
+Suite: $suite
+Codename: $suite
 Architectures: amd64 source
 Components: main
 UDebComponents: main
@@ -58,11 +72,11 @@ cat >"$repo/conf/incoming" <<EOF2
 Name: incoming
 IncomingDir: incoming
 TempDir: tmp
-Allow: bookworm bookworm-security>bookworm
+Allow: $suite $suite-security>$suite unstable>$suite
 Cleanup: on_deny on_error
 EOF2
 rr() { reprepro -b "$repo" --silent "$@"; }
-rr export bookworm
+rr export "$suite"
 
 # ---- apt, configured privately: the machine's own setup is not touched ----
 aptdir=$WORK/apt
@@ -70,7 +84,7 @@ mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial" "$aptdir/sourc
 # The test archive, verified with its key; Debian's own archive for the
 # ordinary dependencies of the build dependencies, the test archive pinned
 # above it so every package it holds comes from it.
-echo "deb [signed-by=$WORK/archive.gpg] file:$repo bookworm main" >"$aptdir/sources.list"
+echo "deb [signed-by=$WORK/archive.gpg] file:$repo $suite main" >"$aptdir/sources.list"
 [ -f /etc/apt/sources.list.d/debian.sources ] && cp /etc/apt/sources.list.d/debian.sources "$aptdir/sources.list.d/"
 printf 'Package: *\nPin: release l=reprosign-test\nPin-Priority: 1001\n' >"$aptdir/preferences.d/test-archive"
 apt_opts=(-o Dir::Etc::SourceList="$aptdir/sources.list" -o Dir::Etc::SourceParts="$aptdir/sources.list.d"
@@ -83,12 +97,42 @@ apt_opts=(-o Dir::Etc::SourceList="$aptdir/sources.list" -o Dir::Etc::SourcePart
 chmod +x "$WORK/private-apt"
 private_apt() { "$WORK/private-apt" "$@"; }
 
+# ---- where the -signed package is built: this machine, or a chroot of
+# the suite as its buildd has (ROUNDTRIP_BUILDD), its apt set up the same
+# way: the test archive pinned above Debian's. $WORK/in-buildd SCRIPT runs
+# SCRIPT there with bash, this test's work directory at the same path.
+if [ -n "${ROUNDTRIP_BUILDD:-}" ]; then
+    need_tool unshare; need_tool chroot
+    buildd=$WORK/buildd where=" in $suite's build chroot" build_apt=apt-get
+    mkdir "$buildd" && tar -C "$buildd" -xf "$ROUNDTRIP_BUILDD" || skip "cannot unpack $ROUNDTRIP_BUILDD"
+    echo "deb [signed-by=$WORK/archive.gpg] file:$repo $suite main" >"$buildd/etc/apt/sources.list.d/test-archive.list"
+    cp "$aptdir/preferences.d/test-archive" "$buildd/etc/apt/preferences.d/"
+    # root reads the test archive (the work directory is private to root).
+    printf 'APT::Sandbox::User "root";\nAPT::Get::Assume-Yes "true";\nquiet "1";\n' >"$buildd/etc/apt/apt.conf.d/90reprosign-test"
+    cp -L /etc/resolv.conf "$buildd/etc/resolv.conf"
+    # A mount namespace of its own: its mounts end with it, and none is
+    # ever seen by the rm -rf of the work directory.
+    cat >"$WORK/in-buildd" <<EOF2
+#!/bin/sh
+exec unshare --mount --propagation private -- sh -ec '
+    mount -t proc proc "$buildd/proc"; mount --rbind /dev "$buildd/dev"
+    mkdir -p "$buildd$WORK"; mount --bind "$WORK" "$buildd$WORK"
+    exec chroot "$buildd" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 \\
+        DEBIAN_FRONTEND=noninteractive bash -c "\$1"' in-buildd "\$1"
+EOF2
+else
+    buildd='' where=' on this machine' build_apt=$WORK/private-apt
+    printf '#!/bin/sh\nexec bash -c "$1"\n' >"$WORK/in-buildd"
+fi
+chmod +x "$WORK/in-buildd"
+export build_apt
+
 # ---- the service, uploading into the archive's incoming ----
 write_service_config() {  # write_service_config TEMPLATE
     local t=$1 deb
     deb=$(template_deb "$t")
     cat >"$WORK/requests.json" <<EOF2
-{"packages": [{"package": "$t", "source": "$(source_of "$deb")", "suite": "bookworm", "codename": "bookworm",
+{"packages": [{"package": "$t", "source": "$(source_of "$deb")", "suite": "$suite", "codename": "$suite",
   "architecture": "amd64", "version": "$(dpkg-deb -f "$deb" Version)"}]}
 EOF2
     rm -f "$WORK/requests.json.sig"
@@ -115,14 +159,14 @@ unsign() { gpg --batch --quiet --decrypt "$1" 2>/dev/null; }
 resign_with_other() {  # resign_with_other FILE
     unsign "$1" >"$1.plain" && gpg --homedir "$other_home" --batch --quiet --yes --clearsign -o "$1" "$1.plain" && rm "$1.plain"
 }
-in_archive() { rr list bookworm "$1" | grep -q "source: $1 "; }
 
 # roundtrip TEMPLATE: the whole flow for one template.
 roundtrip() {
     local t=$1 deb src signed_src up dsc changes
     deb=$(template_deb "$t")
     check "$t: reprepro includedeb the template and its unsigned packages" bash -c "
-        reprepro -b '$repo' --silent includedeb bookworm '$deb' $(for p in $(unsigned_of "$t"); do printf "'%s' " "$(newest_deb "$p")"; done)"
+        reprepro -b '$repo' --silent includedeb '$suite' '$deb' $(for p in $(unsigned_of "$t"); do
+            for q in "$p" $(served_with "$p"); do printf "'%s' " "$(newest_deb "$q")"; done; done)"
     write_service_config "$t"
     check "$t: service init" "$REPROSIGN" service init --state "$WORK/state" --config "$WORK/service.json"
     check "$t: service run --once signs, publishes and uploads" "$REPROSIGN" service run --state "$WORK/state" --once
@@ -144,7 +188,7 @@ roundtrip() {
         ! reprepro -b '$repo' processincoming incoming >'$WORK/reject-key.log' 2>&1"
     # The same files, signed by the upload key, are accepted below: the key is all that differs.
     check "$t: ... as no distribution accepts it (uploaders)" grep -q "No distribution accepting" "$WORK/reject-key.log"
-    check "$t: ... and takes nothing from it" bash -c "! reprepro -b '$repo' list bookworm '$signed_src' | grep -q source"
+    check "$t: ... and takes nothing from it" bash -c "! reprepro -b '$repo' list '$suite' '$signed_src' | grep -q source"
     # The right signature on the .changes, a .dsc changed after signing.
     rm -f "$up"/* && cp "$WORK/upload-copy"/* "$up/"
     sed -i 's/^Standards-Version: .*/&1/; s/^Maintainer: /Maintainer: x/' "$dsc"
@@ -152,34 +196,37 @@ roundtrip() {
         ! reprepro -b '$repo' processincoming incoming >'$WORK/reject-dsc.log' 2>&1"
     check "$t: ... because it no longer matches the checksums the .changes lists" \
         grep -q "File '.*\.dsc' does not match expectations" "$WORK/reject-dsc.log"
-    check "$t: ... and takes nothing from it" bash -c "! reprepro -b '$repo' list bookworm '$signed_src' | grep -q source"
+    check "$t: ... and takes nothing from it" bash -c "! reprepro -b '$repo' list '$suite' '$signed_src' | grep -q source"
     rm -f "$up"/* && cp "$WORK/upload-copy"/* "$up/"
     check "$t: reprepro processincoming accepts the service's upload" rr processincoming incoming
-    check "$t: the -signed source is in the archive" bash -c "reprepro -b '$repo' list bookworm '$signed_src' | grep -q 'source'"
+    check "$t: the -signed source is in the archive" bash -c "reprepro -b '$repo' list '$suite' '$signed_src' | grep -q 'source'"
 
     # ---- the buildd's side ----
     local pooldsc build=$WORK/build-$t
     pooldsc=$(find "$repo/pool" -name "${signed_src}_*.dsc" | head -n 1)
     mkdir -p "$build"
     check "$t: dpkg-source -x the -signed source from the pool" bash -c "cd '$build' && dpkg-source -x '$pooldsc' tree >/dev/null 2>&1"
-    check "$t: apt updates from the test archive, its Release verified with the archive key" \
-        bash -c "'$WORK/private-apt' update >'$WORK/apt-update.log' 2>&1 &&
-            ! grep -q -e '^W:' -e '^E:' '$WORK/apt-update.log' && ls '$aptdir'/lists/*_InRelease >/dev/null 2>&1 ||
+    check "$t: apt updates from the test archive$where, its Release verified with the archive key" \
+        bash -c "'$WORK/in-buildd' \"\$build_apt update\" >'$WORK/apt-update.log' 2>&1 &&
+            ! grep -q -e '^W:' -e '^E:' '$WORK/apt-update.log' && grep -q '^Get:.* file:$repo $suite InRelease' '$WORK/apt-update.log' ||
             { cat '$WORK/apt-update.log'; exit 1; }"
-    check "$t: apt installs the build dependencies from the test archive" \
-        bash -c "cd '$build/tree' &&
-            '$WORK/private-apt' build-dep -y --no-install-recommends ./ >'$WORK/build-dep-$t.log' 2>&1 || { tail -5 '$WORK/build-dep-$t.log'; exit 1; }"
+    check "$t: apt installs the build dependencies from the test archive$where" \
+        bash -c "'$WORK/in-buildd' \"cd '$build/tree' && \$build_apt build-dep -y --no-install-recommends ./\" \
+            >'$WORK/build-dep-$t.log' 2>&1 || { tail -5 '$WORK/build-dep-$t.log'; exit 1; }"
     for p in $(unsigned_of "$t"); do
-        check "$t: $p is installed, the version the archive serves" bash -c "
-            [ \"\$(dpkg-query -W -f '\${Version}' '$p')\" = '$(dpkg-deb -f "$(newest_deb "$p")" Version)' ]"
+        check "$t: $p is installed$where, the version the archive serves" test \
+            "$("$WORK/in-buildd" "dpkg-query -W -f '\${Version}' '$p'" 2>&1)" = "$(dpkg-deb -f "$(newest_deb "$p")" Version)"
     done
-    check "$t: dpkg-buildpackage -b runs the template's own debian/rules" bash -c "
-        cd '$build/tree' && dpkg-buildpackage -us -uc -b >'$WORK/build-$t.log' 2>&1 || { tail -20 '$WORK/build-$t.log'; exit 1; }"
+    check "$t: dpkg-buildpackage -b$where runs the template's own debian/rules" bash -c "
+        '$WORK/in-buildd' \"cd '$build/tree' && dpkg-buildpackage -us -uc -b\" >'$WORK/build-$t.log' 2>&1 ||
+            { tail -20 '$WORK/build-$t.log'; exit 1; }"
     local built_changes
     built_changes=$(ls "$build"/*_amd64.changes | head -n 1)
+    check "$t: it was built$where: its .buildinfo names that dpkg" grep -qx " dpkg (= $("$WORK/in-buildd" \
+        "dpkg-query -W -f '\${Version}' dpkg")),\?" "$(ls "$build"/*_amd64.buildinfo | head -n 1)"
     # A buildd's upload is its own affair (a buildd key), not the service's: the uploaders rule is for the latter.
     check "$t: reprepro include takes the built .changes" \
-        rr --ignore=wrongdistribution --ignore=uploaders include bookworm "$built_changes"
+        rr --ignore=wrongdistribution --ignore=uploaders include "$suite" "$built_changes"
 
     # ---- the user's side: every signed file verifies ----
     local bins nfiles=0 bad=0
