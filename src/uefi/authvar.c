@@ -104,7 +104,11 @@ int authvar_parse(const uint8_t *buf, size_t len, authvar *out, rs_error *err)
         return rs_fail(err, "too short for an authenticated variable header (%zu bytes, need %d)", len,
                        AUTHVAR_HEADER);
     cert_len = efi_le32(cert);
-    if (cert_len <= 24 || cert_len > len - EFI_TIME_SIZE)
+    /* The header of a WIN_CERTIFICATE_UEFI_GUID is 24 bytes; a PKCS#7 follows it. */
+    if (cert_len <= 24)
+        return rs_fail(err, "WIN_CERTIFICATE length %u leaves no room for a signature after its 24-byte header",
+                       cert_len);
+    if (cert_len > len - EFI_TIME_SIZE)
         return rs_fail(err, "WIN_CERTIFICATE length %u does not fit in the %zu bytes after the timestamp", cert_len,
                        len - EFI_TIME_SIZE);
     memcpy(type.b, cert + 8, 16);
