@@ -35,6 +35,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # the network-free tests again), then lintian.
 REPROSIGN_TEST_PACKAGE=1 REPROSIGN_INSTALL_PACKAGE=1 REPROSIGN=$(pwd)/build/reprosign TESTS_DIR=$(pwd)/tests \
     bash tests/interop/test_debian_package.sh
+# The same package built, tested and installed on trixie, in a build chroot.
+REPROSIGN_TEST_PACKAGE=1 REPROSIGN=$(pwd)/build/reprosign TESTS_DIR=$(pwd)/tests FIXTURES="$fixtures" \
+    bash tests/interop/test_trixie_package.sh
 
 # Memcheck over the suite is slow (tens of minutes): opt in with
 # REPROSIGN_VALGRIND=1 (scripts/valgrind.sh).

@@ -3,11 +3,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/cleanup.h"
 #include "base/file.h"
 #include "base/walk.h"
 #include "cli/chain_rules.h"
 #include "cli/cli.h"
 #include "cli/efi_common.h"
+#include "pipeline/decompress.h"
 #include "uefi/chain_inputs.h"
 #include "uefi/efivarfs.h"
 #include "uefi/sbat_level.h"
@@ -55,7 +57,7 @@ static const rs_optdoc chain_docs[] = {
       "(automatic).",
       "the store's SbatPolicy with --vars, else automatic" },
     { "modules", "DIR",
-      "Check every *.ko under DIR as the kernel would under lockdown.",
+      "Check every module under DIR (*.ko, and *.ko.xz, *.ko.zst, *.ko.gz decompressed) as the kernel would under lockdown.",
       NULL },
     { "kernel-keys", "CERTS",
       "The kernel's build-time module signing certificates (PEM).",
@@ -84,7 +86,9 @@ const rs_command cmd_chain = {
              "With --modules, every *.ko under DIR must verify as the kernel verifies\n"
              "it under lockdown: against the build key (--kernel-keys), the .machine keyring\n"
              "(MokList and shim's vendor certificate) or the .platform keyring (db), and not\n"
-             "be revoked by its file's SHA-256 in dbx or MokListX. One line per stage names the\n"
+             "be revoked by its file's SHA-256 in dbx or MokListX. A compressed module\n"
+             "(*.ko.xz, as trixie ships them, *.ko.zst, *.ko.gz) is checked decompressed, as\n"
+             "the kernel checks it. One line per stage names the\n"
              "rule and the trust entry that decided; exits 0 only if the whole chain holds.\n\n" CHAIN_RULE_TABLE,
     .run = run,
     .optdocs = chain_docs,
@@ -102,17 +106,48 @@ typedef struct module_walk {
     bool json;
 } module_walk;
 
+/* Linux verifies a compressed module (name.ko.xz, as trixie ships them)
+ * on its decompressed bytes, whether kmod or the kernel decompresses it. */
+static int verify_compressed(const char *path, const kernel_keys *keys, module_verdict *v, rs_error *err)
+{
+    _cleanup_close_ int fd = -1;
+    char proc[64];
+    uint64_t size;
+
+    if (rs_decompress_to_memfd(path, &fd, &size, err) < 0)
+        return -1;
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    if (kernel_verify_module(proc, keys, v, err) < 0) {
+        char why[sizeof(err->msg)];
+        size_t n = strlen(proc);
+        const char *m = err->msg;
+
+        if (!strncmp(m, proc, n) && m[n] == ':' && m[n + 1] == ' ')
+            m += n + 2;
+        snprintf(why, sizeof(why), "%s", m);
+        return rs_fail(err, "%s (decompressed): %s", path, why);
+    }
+    return 0;
+}
+
 static int check_module(void *ctx, const char *rel, const char *path, const struct stat *st, rs_error *unused)
 {
     module_walk *m = ctx;
-    module_verdict v;
+    module_verdict v = { 0 };
     rs_error err;
     const char *why;
+    int rc;
 
     (void)rel, (void)unused;
-    if (!S_ISREG(st->st_mode) || !rs_name_has_suffix(path, ".ko"))
+    if (!S_ISREG(st->st_mode))
         return 0;
-    if (kernel_verify_module(path, m->keys, &v, &err) == 0 && v.ok) {
+    if (rs_name_has_suffix(path, ".ko"))
+        rc = kernel_verify_module(path, m->keys, &v, &err);
+    else if (rs_is_compressed_module_name(path))
+        rc = verify_compressed(path, m->keys, &v, &err);
+    else
+        return 0;
+    if (rc == 0 && v.ok) {
         m->ok++;
         m->by_ring[v.keyring[1] == 'b' ? 0 : v.keyring[1] == 'm' ? 1 : 2]++;
         return 0;

@@ -19,13 +19,13 @@
     X(archive_entry_set_gid) X(archive_entry_set_gname) X(archive_entry_set_mtime)                     \
     X(archive_entry_set_pathname) X(archive_entry_set_perm) X(archive_entry_set_size)                  \
     X(archive_entry_set_uid) X(archive_entry_set_uname) X(archive_entry_size) X(archive_entry_symlink) \
-    X(archive_errno) X(archive_error_string) X(archive_read_data) X(archive_read_data_block)            \
+    X(archive_errno) X(archive_error_string) X(archive_filter_code) X(archive_read_data) X(archive_read_data_block)            \
     X(archive_read_free)                                                                               \
-    X(archive_read_new) X(archive_read_next_header) X(archive_read_open) X(archive_read_open_filename)  \
+    X(archive_read_new) X(archive_read_next_header) X(archive_read_open) X(archive_read_open_fd) X(archive_read_open_filename)  \
     X(archive_read_support_filter_bzip2) X(archive_read_support_filter_gzip)                           \
     X(archive_read_support_filter_lzma) X(archive_read_support_filter_xz)                              \
     X(archive_read_support_filter_zstd) X(archive_read_support_format_ar)                              \
-    X(archive_read_support_format_tar) X(archive_write_add_filter_gzip) X(archive_write_close)            \
+    X(archive_read_support_format_raw) X(archive_read_support_format_tar) X(archive_write_add_filter_gzip) X(archive_write_close)            \
     X(archive_write_data) X(archive_write_free) X(archive_write_header) X(archive_write_new)            \
     X(archive_write_open_fd) X(archive_write_set_bytes_in_last_block) X(archive_write_set_filter_option)                                  \
     X(archive_write_set_format_pax_restricted)

@@ -102,29 +102,16 @@ private_apt() { "$WORK/private-apt" "$@"; }
 # way: the test archive pinned above Debian's. $WORK/in-buildd SCRIPT runs
 # SCRIPT there with bash, this test's work directory at the same path.
 if [ -n "${ROUNDTRIP_BUILDD:-}" ]; then
-    need_tool unshare; need_tool chroot
-    buildd=$WORK/buildd where=" in $suite's build chroot" build_apt=apt-get
-    mkdir "$buildd" && tar -C "$buildd" -xf "$ROUNDTRIP_BUILDD" || skip "cannot unpack $ROUNDTRIP_BUILDD"
+    . "$TESTS_DIR/interop/buildd_lib.sh"
+    buildd_setup "$ROUNDTRIP_BUILDD"
+    where=" in $suite's build chroot" build_apt=apt-get
     echo "deb [signed-by=$WORK/archive.gpg] file:$repo $suite main" >"$buildd/etc/apt/sources.list.d/test-archive.list"
     cp "$aptdir/preferences.d/test-archive" "$buildd/etc/apt/preferences.d/"
-    # root reads the test archive (the work directory is private to root).
-    printf 'APT::Sandbox::User "root";\nAPT::Get::Assume-Yes "true";\nquiet "1";\n' >"$buildd/etc/apt/apt.conf.d/90reprosign-test"
-    cp -L /etc/resolv.conf "$buildd/etc/resolv.conf"
-    # A mount namespace of its own: its mounts end with it, and none is
-    # ever seen by the rm -rf of the work directory.
-    cat >"$WORK/in-buildd" <<EOF2
-#!/bin/sh
-exec unshare --mount --propagation private -- sh -ec '
-    mount -t proc proc "$buildd/proc"; mount --rbind /dev "$buildd/dev"
-    mkdir -p "$buildd$WORK"; mount --bind "$WORK" "$buildd$WORK"
-    exec chroot "$buildd" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 \\
-        DEBIAN_FRONTEND=noninteractive bash -c "\$1"' in-buildd "\$1"
-EOF2
 else
-    buildd='' where=' on this machine' build_apt=$WORK/private-apt
+    where=' on this machine' build_apt=$WORK/private-apt
     printf '#!/bin/sh\nexec bash -c "$1"\n' >"$WORK/in-buildd"
+    chmod +x "$WORK/in-buildd"
 fi
-chmod +x "$WORK/in-buildd"
 export build_apt
 
 # ---- the service, uploading into the archive's incoming ----

@@ -3,7 +3,7 @@
 # one case per point where a real boot and a plain db/dbx reading differ.
 # Each case names the rule the output must cite.
 . "$TESTS_DIR/lib.sh"
-need_tool python3
+need_tool python3; need_tool xz; need_tool zstd; need_tool gzip
 mkpe() { python3 "$TESTS_DIR/tools/mkpe.py" "$@"; }
 sign() { "$REPROSIGN" sign --key "$WORK/$1.key" --cert "$WORK/$1.crt" "$2" --output "$3"; }
 siglist() { "$REPROSIGN" efi siglist "$@"; }
@@ -252,4 +252,24 @@ refused_with "modules: the module's SHA-256 in dbx revokes it" "is blacklisted" 
     "$REPROSIGN" chain "${DB[@]}" --dbx "$WORK/mod-hash.esl" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-mok"
 refused_with "modules: the module's SHA-256 in MokListX revokes it" "is blacklisted" \
     "$REPROSIGN" chain "${DB[@]}" --mokx "$WORK/mod-hash.esl" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-mok"
+# Compressed modules, as trixie ships them (name.ko.xz): Linux verifies the
+# decompressed bytes, and so does chain, for each compression it takes.
+mkdir -p "$WORK/m-zip" "$WORK/m-zip-none" "$WORK/m-bad-xz" "$WORK/m-fake-xz"
+xz -c "$WORK/m-mok/a.ko" >"$WORK/m-zip/a.ko.xz"
+zstd -q -c "$WORK/m-mok/a.ko" >"$WORK/m-zip/b.ko.zst"
+gzip -n -c "$WORK/m-mok/a.ko" >"$WORK/m-zip/c.ko.gz"
+accepted_with "modules: xz, zstd and gzip-compressed modules verify as the kernel decompresses them" \
+    "modules .*: OK, 3 verified .*machine 3" \
+    "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-zip"
+xz -c "$WORK/u.ko" >"$WORK/m-zip-none/a.ko.xz"
+refused_with "modules: an unsigned module is refused compressed too" "a.ko.xz: REFUSED.*LOCKDOWN_MODULE_SIGNATURE" \
+    "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-zip-none"
+refused_with "modules: the decompressed module's SHA-256 in dbx revokes the compressed one" "a.ko.xz: REFUSED.*is blacklisted" \
+    "$REPROSIGN" chain "${DB[@]}" --dbx "$WORK/mod-hash.esl" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-zip"
+head -c 4000 "$WORK/m-zip/a.ko.xz" >"$WORK/m-bad-xz/a.ko.xz"
+refused_with "modules: a truncated .ko.xz is refused, named" "m-bad-xz/a.ko.xz: REFUSED.*corrupt compressed data" \
+    "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-bad-xz"
+cp "$WORK/m-mok/a.ko" "$WORK/m-fake-xz/a.ko.xz"
+refused_with "modules: a .ko.xz that is not compressed is refused" "a.ko.xz: REFUSED.*not compressed with xz, zstd or gzip" \
+    "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-fake-xz"
 finish

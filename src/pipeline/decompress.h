@@ -1,0 +1,25 @@
+/* A compressed file (xz, zstd or gzip, as Linux compresses its modules:
+ * name.ko.xz and so on), decompressed into a sealed memfd. The kernel
+ * (or kmod) verifies a compressed module's signature on the decompressed
+ * bytes, so that is what a check of it must read. */
+#ifndef RS_DECOMPRESS_H
+#define RS_DECOMPRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+/* Bounds memory for a hostile stream. Debian trixie's largest module
+ * (amdgpu.ko, 6.12) is 29.7 MB decompressed: this is 17 times that. */
+#define RS_MAX_DECOMPRESSED (512ull * 1024 * 1024)
+
+/* Whether NAME ends as a compressed kernel module does (.ko.xz, .ko.zst, .ko.gz). */
+bool rs_is_compressed_module_name(const char *name);
+
+/* Decompresses PATH into a new sealed memfd (*fd, *size). A file that is
+ * not compressed, or is corrupt, or decompresses past
+ * RS_MAX_DECOMPRESSED, is an error naming the reason. */
+int rs_decompress_to_memfd(const char *path, int *fd, uint64_t *size, rs_error *err);
+
+#endif
