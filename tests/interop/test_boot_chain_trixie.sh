@@ -4,9 +4,10 @@
 # 16.1), grub-efi-amd64-signed (GRUB 2.12, which loads the kernel with its
 # own PE loader and verifies it through shim_lock) and the signed cloud
 # kernel (Linux 6.12) into a busybox initramfs. For each case the boot's
-# verdict and reprosign chain's must agree.
+# verdict and reprosign chain's must agree; for the modules, compressed
+# with xz as trixie ships them, the kernel's under lockdown and chain's.
 . "$TESTS_DIR/lib.sh"
-need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool python3; need_tool busybox
+need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool python3; need_tool busybox; need_tool xz
 MSVARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd
 [ -r "$MSVARS" ] || skip "ovmf is not installed"
 need_fixtures trixie-bootchain
@@ -18,6 +19,22 @@ KERNEL=$(ls "$T"/signed-kernel/boot/vmlinuz-* | head -n 1)
 make_key mok
 
 python3 "$TESTS_DIR/tools/mkinitramfs.py" "$WORK/initrd.gz" "$(command -v busybox)"
+# Three of trixie's own modules, as it ships them (name.ko.xz), re-signed:
+# with the MOK, not at all, and with a foreign key; the MOK boot tries them.
+MODS=$(ls -d "$T"/signed-kernel/usr/lib/modules/*/kernel/lib)
+resigned_xz() {  # resigned_xz MODULE KEY|none OUT.ko.xz
+    mkdir -p "$(dirname "$3")"
+    xz -dc "$MODS/$1.ko.xz" >"$WORK/$1.ko" && "$REPROSIGN" strip "$WORK/$1.ko" --output "$WORK/$1.unsigned" &&
+        if [ "$2" = none ]; then cp "$WORK/$1.unsigned" "$WORK/$1.out"
+        else "$REPROSIGN" sign --key "$WORK/$2.key" --cert "$WORK/$2.crt" "$WORK/$1.unsigned" --output "$WORK/$1.out"; fi &&
+        xz -c "$WORK/$1.out" >"$3"
+}
+make_key other
+resigned_xz crc7 mok "$WORK/mod-mok/crc7.ko.xz"
+resigned_xz ts_kmp none "$WORK/mod-none/ts_kmp.ko.xz"
+resigned_xz ts_bm other "$WORK/mod-other/ts_bm.ko.xz"
+python3 "$TESTS_DIR/tools/mkinitramfs.py" "$WORK/initrd-mods.gz" "$(command -v busybox)" \
+    "$WORK/mod-mok/crc7.ko.xz" "$WORK/mod-none/ts_kmp.ko.xz" "$WORK/mod-other/ts_bm.ko.xz"
 
 # 1. trixie's chain boots. 2. Its kernel has no .sbat: shim refuses it
 # when it loads it itself.
@@ -35,13 +52,20 @@ expect_boot kernel-by-shim denied "2. the same kernel loaded by shim itself is r
 # changed after signing.
 mok_signed "$GRUB" "$KERNEL"
 one_byte_changed "$KERNEL" "$WORK/vmlinuz.changed"
-chain_esp mok "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd.gz"
+chain_esp mok "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd-mods.gz"
 chain_esp changed "$SHIM" "$GRUB" "$WORK/vmlinuz.changed" "$WORK/initrd.gz"
 chain_boot mok "$WORK/vars-mok.fd"; chain_boot changed "$MSVARS"
 expect_boot mok booted "3. trixie's GRUB and kernel signed with a MOK by reprosign boot" \
     --vars "$WORK/vars-mok.fd" "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok"
 expect_boot changed denied "4. a kernel with one byte changed is refused" \
     --vars "$MSVARS" "$SHIM" "$GRUB" "$WORK/vmlinuz.changed"
+MOKCHAIN=(--vars "$WORK/vars-mok.fd" "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok")
+module_agrees mok "$WORK/mod-mok" crc7.ko.xz loaded "3. under lockdown, a MOK-signed module.ko.xz loads" "${MOKCHAIN[@]}"
+module_agrees mok "$WORK/mod-none" ts_kmp.ko.xz refused "3. under lockdown, an unsigned module.ko.xz is refused" \
+    "${MOKCHAIN[@]}"
+module_agrees mok "$WORK/mod-other" ts_bm.ko.xz refused "3. under lockdown, a module.ko.xz signed with a foreign key is refused" \
+    "${MOKCHAIN[@]}"
+check "3. the kernel is locked down" grep -a -q 'lockdown: none \[integrity\]' "$WORK/boot-mok/serial.log"
 # 5. The same MOK-signed GRUB without the MokList: shim refuses it.
 chain_esp mok-absent "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd.gz"
 chain_boot mok-absent "$MSVARS"

@@ -6,6 +6,9 @@
 #   chain_esp NAME SHIM GRUB KERNEL INITRD   builds $WORK/boot-NAME/esp.img
 #   chain_boot NAME VARS                     starts QEMU in the background
 #   chain_result NAME                        waits; prints booted|denied|timeout|exited
+#   module_agrees NAME DIR MODULE WANT WHAT CHAIN-ARGS...
+#                                            the booted kernel's verdict on MODULE and
+#                                            chain --modules DIR's must both be WANT
 #
 # Every boot is bounded (BOOT_TIMEOUT seconds of wall time) and its serial
 # log is kept in $WORK/boot-NAME/serial.log, shown on a failure.
@@ -95,4 +98,18 @@ mok_signed() {
 # one_byte_changed FILE OUT: a copy of FILE with the byte at 64 KiB changed.
 one_byte_changed() {
     cp "$1" "$2" && printf '\x01' | dd of="$2" bs=1 seek=65536 conv=notrunc status=none
+}
+
+# module_agrees NAME DIR MODULE loaded|refused WHAT CHAIN-ARGS...: what the
+# kernel of boot NAME said about MODULE (mkinitramfs.py's lines), and what
+# reprosign chain CHAIN-ARGS --modules DIR says, must both be WANT.
+module_agrees() {
+    local name=$1 dir=$2 module=$3 want=$4 what=$5 chain=loaded log=$WORK/boot-$1/serial.log
+    shift 5
+    "$REPROSIGN" chain "$@" --modules "$dir" >"$WORK/mod.out" 2>&1 || chain=refused
+    # grep reads the file itself: grep -q on a pipe may stop the writer early (pipefail).
+    if grep -a -q "REPROSIGN-MODULE $module: $want" "$log" && [ "$chain" = "$want" ]; then
+        pass "$what (kernel and chain: $want$(tr -d '\r' <"$log" | sed -n "s/^REPROSIGN-MODULE $module: refused: \(.*\)/; kernel: \1/p" | head -n 1))"
+    else fail "$what: expected $want, chain $chain"; tr -d '\r' <"$log" | grep -a "REPROSIGN-MODULE" | sed 's/^/    /'
+        sed 's/^/    chain: /' "$WORK/mod.out"; fi
 }

@@ -2,7 +2,7 @@
 """A minimal initramfs for boot tests: busybox, an /init that reports over
 the serial console, and any kernel modules to try under lockdown.
 
-    mkinitramfs.py OUT.cpio.gz BUSYBOX [MODULE.ko...]
+    mkinitramfs.py OUT.cpio.gz BUSYBOX [MODULE.ko|MODULE.ko.xz...]
 
 /init prints "REPROSIGN-KERNEL-UP" with the lockdown mode, tries insmod on
 each module (one "REPROSIGN-MODULE name: loaded|refused: error" line),
@@ -22,7 +22,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t securityfs none /sys/kernel/security 2>/dev/null
 echo "REPROSIGN-KERNEL-UP lockdown: $(cat /sys/kernel/security/lockdown 2>/dev/null)"
-for m in /modules/*.ko; do
+for m in /modules/*.ko /modules/*.ko.xz; do
     [ -e "$m" ] || continue
     if insmod "$m" 2>/tmp/err; then
         echo "REPROSIGN-MODULE $(basename "$m"): loaded"
