@@ -171,8 +171,13 @@ int kernel_verify_module(const char *path, const kernel_keys *k, module_verdict 
             snprintf(v->detail, sizeof(v->detail), "key of %s", sigs.reports[0].anchor);
         }
     }
+    /* Debian's kernels since trixie sign every module with a key made for
+     * that build, whose certificate is only in the kernel image. */
     if (!v->ok)
-        return refuse(v, "signed by a key in no keyring (.builtin_trusted_keys, .machine, .platform)");
+        return refuse(v, sk_X509_num(k->builtin.anchors) > 0
+                             ? "signed by a key in no keyring (.builtin_trusted_keys, .machine, .platform)"
+                             : "signed by a key in no keyring (.builtin_trusted_keys, .machine, .platform; "
+                               "the first is empty without --kernel-keys, the kernel's build certificates)");
     if (file_sha256(path, &content, err) < 0)
         return -1;
     if (rs_trust_hash_listed(&k->revoked_bin, &content)) {

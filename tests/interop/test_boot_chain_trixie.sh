@@ -33,8 +33,12 @@ make_key other
 resigned_xz crc7 mok "$WORK/mod-mok/crc7.ko.xz"
 resigned_xz ts_kmp none "$WORK/mod-none/ts_kmp.ko.xz"
 resigned_xz ts_bm other "$WORK/mod-other/ts_bm.ko.xz"
+# And one as Debian built it, signed with the key made for that build,
+# whose certificate is in the kernel image (its .builtin_trusted_keys).
+mkdir -p "$WORK/mod-debian" && cp "$MODS/crc-itu-t.ko.xz" "$WORK/mod-debian/"
+python3 "$TESTS_DIR/tools/kernel-certs.py" "$KERNEL" "$WORK/build-key.pem"
 python3 "$TESTS_DIR/tools/mkinitramfs.py" "$WORK/initrd-mods.gz" "$(command -v busybox)" \
-    "$WORK/mod-mok/crc7.ko.xz" "$WORK/mod-none/ts_kmp.ko.xz" "$WORK/mod-other/ts_bm.ko.xz"
+    "$WORK/mod-mok/crc7.ko.xz" "$WORK/mod-none/ts_kmp.ko.xz" "$WORK/mod-other/ts_bm.ko.xz" "$WORK/mod-debian/crc-itu-t.ko.xz"
 
 # 1. trixie's chain boots. 2. Its kernel has no .sbat: shim refuses it
 # when it loads it itself.
@@ -65,7 +69,19 @@ module_agrees mok "$WORK/mod-none" ts_kmp.ko.xz refused "3. under lockdown, an u
     "${MOKCHAIN[@]}"
 module_agrees mok "$WORK/mod-other" ts_bm.ko.xz refused "3. under lockdown, a module.ko.xz signed with a foreign key is refused" \
     "${MOKCHAIN[@]}"
+module_agrees mok "$WORK/mod-debian" crc-itu-t.ko.xz loaded "3. under lockdown, Debian's own crc-itu-t.ko.xz loads by its build key" \
+    "${MOKCHAIN[@]}" --kernel-keys "$WORK/build-key.pem"
 check "3. the kernel is locked down" grep -a -q 'lockdown: none \[integrity\]' "$WORK/boot-mok/serial.log"
+# Every module of trixie's kernel, as the kernel checks it: by the build
+# key read from the kernel image, and by nothing without it.
+n=$(find "$T"/signed-kernel/usr/lib/modules -name '*.ko.xz' | wc -l)
+check "chain verifies all $n modules of trixie's kernel (.ko.xz) by its build key" bash -c "
+    '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' '$GRUB' '$KERNEL' --modules '$T/signed-kernel/usr/lib/modules' \
+        --kernel-keys '$WORK/build-key.pem' | grep -q 'OK, $n verified (.builtin_trusted_keys $n,' && [ $n -gt 1000 ]"
+check "... and refuses them without it, saying where the key is" bash -c "
+    ! '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' '$GRUB' '$KERNEL' --modules '$T/signed-kernel/usr/lib/modules' >'$WORK/nokey.out' &&
+    grep -q 'FAILED, 0 verified .*, $n failed' '$WORK/nokey.out' &&
+    grep -q 'the first is empty without --kernel-keys, the kernel.s build certificates' '$WORK/nokey.out'"
 # 5. The same MOK-signed GRUB without the MokList: shim refuses it.
 chain_esp mok-absent "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd.gz"
 chain_boot mok-absent "$MSVARS"
