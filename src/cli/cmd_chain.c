@@ -114,7 +114,7 @@ static int verify_compressed(const char *path, const kernel_keys *keys, module_v
     char proc[64];
     uint64_t size;
 
-    if (rs_decompress_to_memfd(path, &fd, &size, err) < 0)
+    if (rs_decompress_to_memfd(path, RS_MAX_DECOMPRESSED, &fd, &size, err) < 0)
         return -1;
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
     if (kernel_verify_module(proc, keys, v, err) < 0) {

@@ -28,7 +28,7 @@ bool rs_is_compressed_module_name(const char *name)
 }
 
 /* The one "entry" of libarchive's raw format is the decompressed stream. */
-static int copy_stream(struct archive *a, int fd, uint64_t *size, rs_error *err)
+static int copy_stream(struct archive *a, int fd, uint64_t limit, uint64_t *size, rs_error *err)
 {
     const void *buf;
     size_t len;
@@ -37,8 +37,8 @@ static int copy_stream(struct archive *a, int fd, uint64_t *size, rs_error *err)
 
     *size = 0;
     while ((rc = sym_archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-        if (off < 0 || (uint64_t)off + len > RS_MAX_DECOMPRESSED)
-            return rs_fail(err, "decompresses to more than %llu bytes", (unsigned long long)RS_MAX_DECOMPRESSED);
+        if (off < 0 || (uint64_t)off + len > limit)
+            return rs_fail(err, "decompresses to more than %llu bytes", (unsigned long long)limit);
         if (rs_pwrite_all(fd, buf, len, (off_t)off) < 0)
             return rs_fail(err, "cannot buffer the decompressed file: %s", strerror(errno));
         if ((uint64_t)off + len > *size)
@@ -49,7 +49,7 @@ static int copy_stream(struct archive *a, int fd, uint64_t *size, rs_error *err)
     return 0;
 }
 
-int rs_decompress_to_memfd(const char *path, int *out, uint64_t *size, rs_error *err)
+int rs_decompress_to_memfd(const char *path, uint64_t limit, int *out, uint64_t *size, rs_error *err)
 {
     _cleanup_close_ int in = -1, fd = -1;   /* closed after the archive is freed */
     _cleanup_(rs_deb_archive_freep) struct archive *a = NULL;
@@ -78,7 +78,7 @@ int rs_decompress_to_memfd(const char *path, int *out, uint64_t *size, rs_error 
     fd = memfd_create("reprosign-decompressed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return rs_fail(err, "%s: memfd_create: %s", path, strerror(errno));
-    if (copy_stream(a, fd, size, err) < 0)
+    if (copy_stream(a, fd, limit, size, err) < 0)
         return rs_error_prefix(err, "%s", path);
     /* What was checked is what was decompressed: nobody can change it now. */
     if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)

@@ -18,8 +18,8 @@
 bool rs_is_compressed_module_name(const char *name);
 
 /* Decompresses PATH into a new sealed memfd (*fd, *size). A file that is
- * not compressed, or is corrupt, or decompresses past
- * RS_MAX_DECOMPRESSED, is an error naming the reason. */
-int rs_decompress_to_memfd(const char *path, int *fd, uint64_t *size, rs_error *err);
+ * not compressed, or is corrupt, or decompresses past `limit` bytes
+ * (RS_MAX_DECOMPRESSED), is an error naming the reason. */
+int rs_decompress_to_memfd(const char *path, uint64_t limit, int *fd, uint64_t *size, rs_error *err);
 
 #endif

@@ -904,4 +904,15 @@ printf '[GNUPG:] BADSIG 0123456789ABCDEF archive\n' >"$out/fuzz_archive_meta/bad
 printf 'Origin: Debian\nSuite: bookworm-security\nCodename: bookworm-security\nDate: Fri, 04 Dec 2026 13:00:00 UTC\nValid-Until: Fri, 11 Dec 2026 13:00:00 UTC\nSHA256:\n 0123 12 main/binary-amd64/Packages\n' \
     >"$out/fuzz_archive_meta/release"
 
+# The module seeds compressed each way Linux compresses modules (chain
+# --modules reads name.ko.xz, .ko.zst and .ko.gz decompressed).
+mkdir -p "$out/fuzz_decompress"
+for m in "$mod"/*; do
+    case $m in *.xz | *.zst | *.gz) continue ;; esac
+    b=$out/fuzz_decompress/$(basename "$m")
+    command -v xz >/dev/null && xz -c "$m" >"$b.xz"
+    command -v zstd >/dev/null && zstd -q -c "$m" >"$b.zst"
+    gzip -9n -c "$m" >"$b.gz"
+done
+
 echo "make-seeds: $(summary)in $out (largest PE seed $(wc -c "$pe"/* | sort -n | tail -2 | head -1 | awk '{print $1}') bytes)"
