@@ -237,7 +237,7 @@ static int entry_to_memfd(struct archive *a, struct archive_entry *e, int *out, 
         return rs_fail(err, "memfd_create: %s", strerror(errno));
     if (sym_archive_entry_size(e) < 0 || (uint64_t)sym_archive_entry_size(e) > MAX_MEMBER_FILE)
         return rs_fail(err, "too large (over %llu bytes)", MAX_MEMBER_FILE);
-    if (rs_deb_copy_data(a, fd, NULL, MAX_MEMBER_FILE, size, err) < 0)
+    if (rs_archive_copy_data(a, fd, NULL, MAX_MEMBER_FILE, "data.tar", size, err) < 0)
         return -1;
     /* What was checked is what gets signed: nobody can change it now. */
     if (ftruncate(fd, (off_t)*size) < 0 ||

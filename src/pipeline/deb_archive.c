@@ -1,6 +1,7 @@
 #include "pipeline/deb_archive.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -139,7 +140,8 @@ rs_node_type rs_deb_entry_type(struct archive_entry *e)
     }
 }
 
-int rs_deb_copy_data(struct archive *a, int fd, const char *to, uint64_t limit, uint64_t *size, rs_error *err)
+int rs_archive_copy_data(struct archive *a, int fd, const char *to, uint64_t limit, const char *stream, uint64_t *size,
+                         rs_error *err)
 {
     const void *buf;
     size_t len;
@@ -156,7 +158,11 @@ int rs_deb_copy_data(struct archive *a, int fd, const char *to, uint64_t limit, 
         if ((uint64_t)off + len > *size)
             *size = (uint64_t)off + len;
     }
-    if (rc != ARCHIVE_EOF)
-        return rs_deb_archive_fail(err, a, "corrupt data.tar");
+    if (rc != ARCHIVE_EOF) {
+        char what[64];
+
+        snprintf(what, sizeof(what), "corrupt %s", stream);
+        return rs_deb_archive_fail(err, a, what);
+    }
     return 0;
 }

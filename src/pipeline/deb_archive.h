@@ -28,9 +28,11 @@ typedef int (*rs_deb_entry_fn)(void *ctx, struct archive *data, struct archive_e
 int rs_deb_walk_data(const char *path, rs_deb_entry_fn fn, void *ctx, rs_error *err);
 
 rs_node_type rs_deb_entry_type(struct archive_entry *e);
-/* Copies the current entry's data into fd, up to `limit` bytes. A write
- * that fails names `to`, the file fd writes (a disk that is full), or says
- * the buffer in memory when `to` is NULL. */
-int rs_deb_copy_data(struct archive *a, int fd, const char *to, uint64_t limit, uint64_t *size, rs_error *err);
+/* Copies the current entry's data into fd, up to `limit` bytes: a .deb's
+ * file, or a decompressed stream (libarchive's raw format). A write that
+ * fails names `to`, the file fd writes (a disk that is full), or says the
+ * buffer in memory when `to` is NULL; bad data is "corrupt STREAM". */
+int rs_archive_copy_data(struct archive *a, int fd, const char *to, uint64_t limit, const char *stream, uint64_t *size,
+                         rs_error *err);
 
 #endif

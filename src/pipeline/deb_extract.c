@@ -89,7 +89,7 @@ static int extract_file(struct archive *a, struct archive_entry *e, extraction *
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    if (rs_deb_copy_data(a, fd, path, x->left.bytes, &size, err) < 0)
+    if (rs_archive_copy_data(a, fd, path, x->left.bytes, "data.tar", &size, err) < 0)
         return rs_error_prefix(err, "source template: %s", rel);
     x->left.bytes -= size;
     return 0;

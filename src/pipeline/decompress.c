@@ -27,28 +27,6 @@ bool rs_is_compressed_module_name(const char *name)
     return false;
 }
 
-/* The one "entry" of libarchive's raw format is the decompressed stream. */
-static int copy_stream(struct archive *a, int fd, uint64_t limit, uint64_t *size, rs_error *err)
-{
-    const void *buf;
-    size_t len;
-    la_int64_t off;
-    int rc;
-
-    *size = 0;
-    while ((rc = sym_archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-        if (off < 0 || (uint64_t)off + len > limit)
-            return rs_fail(err, "decompresses to more than %llu bytes", (unsigned long long)limit);
-        if (rs_pwrite_all(fd, buf, len, (off_t)off) < 0)
-            return rs_fail(err, "cannot buffer the decompressed file: %s", strerror(errno));
-        if ((uint64_t)off + len > *size)
-            *size = (uint64_t)off + len;
-    }
-    if (rc != ARCHIVE_EOF)
-        return rs_deb_archive_fail(err, a, "corrupt compressed data");
-    return 0;
-}
-
 int rs_decompress_to_memfd(const char *path, uint64_t limit, int *out, uint64_t *size, rs_error *err)
 {
     _cleanup_close_ int in = -1, fd = -1;   /* closed after the archive is freed */
@@ -67,10 +45,11 @@ int rs_decompress_to_memfd(const char *path, uint64_t limit, int *out, uint64_t 
     in = open(path, O_RDONLY | O_CLOEXEC);
     if (in < 0)
         return rs_fail_sys(err, errno, "%s: cannot open: %s", path, strerror(errno));
-    /* From here on, what fails is the data. */
+    /* From here on, what fails is the data. The one "entry" of libarchive's
+     * raw format is the decompressed stream. */
     if (sym_archive_read_open_fd(a, in, BLOCK) != ARCHIVE_OK || sym_archive_read_next_header(a, &e) != ARCHIVE_OK) {
-        rs_deb_archive_fail(err, a, "corrupt compressed data");
-        return rs_error_prefix(err, "%s", path);
+        rs_deb_archive_fail(err, a, "corrupt stream");
+        return rs_error_prefix(err, "%s: decompressed", path);
     }
     /* Filter 0 is the last one applied; "none" means the bytes are as stored. */
     if (sym_archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE)
@@ -78,8 +57,8 @@ int rs_decompress_to_memfd(const char *path, uint64_t limit, int *out, uint64_t 
     fd = memfd_create("reprosign-decompressed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return rs_fail(err, "%s: memfd_create: %s", path, strerror(errno));
-    if (copy_stream(a, fd, limit, size, err) < 0)
-        return rs_error_prefix(err, "%s", path);
+    if (rs_archive_copy_data(a, fd, NULL, limit, "stream", size, err) < 0)
+        return rs_error_prefix(err, "%s: decompressed", path);
     /* What was checked is what was decompressed: nobody can change it now. */
     if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
         return rs_fail(err, "%s: cannot seal the decompressed file: %s", path, strerror(errno));
