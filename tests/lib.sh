@@ -54,6 +54,12 @@ for i in range($2, $2 + $1):
 }
 export -f entries
 
+# copy_source DIR: the project's tracked and new files (no build
+# directories or fixtures) into DIR, as a package build takes them.
+copy_source() {
+    mkdir -p "$1" && (cd "$TESTS_DIR/.." && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$1")
+}
+
 # Test keys: RSA-2048, self-signed, with a subjectKeyIdentifier.
 make_key() {  # make_key NAME [SUBJECT]
     local name=$1 subject=${2:-/CN=reprosign test $1}

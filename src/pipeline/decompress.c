@@ -15,16 +15,8 @@
 
 bool rs_is_compressed_module_name(const char *name)
 {
-    static const char *const suffixes[] = { ".ko.xz", ".ko.zst", ".ko.gz" };
-    size_t n = strlen(name);
-
-    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-        size_t s = strlen(suffixes[i]);
-
-        if (n > s && !strcmp(name + n - s, suffixes[i]))
-            return true;
-    }
-    return false;
+    return rs_name_has_suffix(name, ".ko.xz") || rs_name_has_suffix(name, ".ko.zst") ||
+           rs_name_has_suffix(name, ".ko.gz");
 }
 
 int rs_decompress_to_memfd(const char *path, uint64_t limit, int *out, uint64_t *size, rs_error *err)

@@ -7,11 +7,8 @@
 # An opt-in, not a missing dependency, so never a failure.
 [ "${REPROSIGN_TEST_PACKAGE:-0}" = 1 ] || { echo "SKIP: set REPROSIGN_TEST_PACKAGE=1 to build the package"; exit 77; }
 need_tool dpkg-buildpackage; need_tool dh; need_tool git
-src=$(cd "$TESTS_DIR/.." && pwd)
 
-# The tracked and new files only: no build directories or fixtures.
-mkdir -p "$WORK/pkg/reprosign"
-(cd "$src" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$WORK/pkg/reprosign")
+copy_source "$WORK/pkg/reprosign"
 # The package's own tests follow its Build-Depends: there, a missing tool
 # skips (no REPROSIGN_REQUIRE_ALL).
 check "dpkg-buildpackage -us -uc -b builds the package (and runs its tests)" bash -c "

@@ -13,10 +13,8 @@ need_tool git
 need_fixtures trixie-buildd
 . "$TESTS_DIR/interop/buildd_lib.sh"
 buildd_setup "$FIXTURES/trixie/buildd-amd64.tar"
-src=$(cd "$TESTS_DIR/.." && pwd)
 pkg=$WORK/pkg/reprosign
-mkdir -p "$pkg"
-(cd "$src" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$pkg")
+copy_source "$pkg"
 
 check "trixie: apt installs reprosign's build dependencies" bash -c "
     '$WORK/in-buildd' \"apt-get update && cd '$pkg' && apt-get build-dep --no-install-recommends ./\" >'$WORK/deps.log' 2>&1 ||
