@@ -40,9 +40,12 @@
     "  kernel -> modules, under lockdown (Linux 6.1 kernel/module/signing.c and\n"               \
     "    Debian's patches)\n"                                                                    \
     "    1. unsigned refuses (LOCKDOWN_MODULE_SIGNATURE)\n"                                      \
-    "    2. the signer's key in .builtin_trusted_keys (--kernel-keys) or .machine\n"             \
-    "       (MokList + shim's vendor certificate), then .platform (db) accepts\n"                \
-    "    3. certificates whose TBS hash is in dbx are in no keyring\n"                           \
+    "    2. the signer's key in .builtin_trusted_keys (the kernel image's\n"                     \
+    "       system_certificate_list, certs/system_certificates.S; or --kernel-keys)\n"        \
+    "       or .machine (MokList + shim's vendor certificate), then .platform (db)\n"          \
+    "       accepts\n"                                                                          \
+    "    3. certificates in .machine or .platform whose TBS hash is in dbx are in\n"          \
+    "       no keyring; the built-in ones load first, before dbx is read\n"                    \
     "    4. the SHA-256 of the module file, signature included, in dbx or\n"       \
     "       MokListX refuses (checked once the signature verifies)\n"
 

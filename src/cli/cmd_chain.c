@@ -9,9 +9,11 @@
 #include "cli/chain_rules.h"
 #include "cli/cli.h"
 #include "cli/efi_common.h"
+#include "crypto/ossl.h"
 #include "pipeline/decompress.h"
 #include "uefi/chain_inputs.h"
 #include "uefi/efivarfs.h"
+#include "uefi/kernel_certs.h"
 #include "uefi/sbat_level.h"
 
 static int run(int argc, char **argv);
@@ -60,8 +62,9 @@ static const rs_optdoc chain_docs[] = {
       "Check every module under DIR (*.ko, and *.ko.xz, *.ko.zst, *.ko.gz decompressed) as the kernel would under lockdown.",
       NULL },
     { "kernel-keys", "CERTS",
-      "The kernel's build-time module signing certificates (PEM).",
-      NULL },
+      "The kernel's built-in certificates (PEM), in place of those read from the last\n"
+      "stage's kernel image.",
+      "the certificates built into the last stage, an x86 kernel image (bzImage)" },
     { "json", NULL,
       "Print the verdicts as one JSON document.",
       NULL },
@@ -84,7 +87,8 @@ const rs_command cmd_chain = {
              "store. Without a store, on a machine booted through UEFI, the machine's own\n"
              "variables are read from /sys/firmware/efi/efivars (named on the first line).\n"
              "With --modules, every *.ko under DIR must verify as the kernel verifies\n"
-             "it under lockdown: against the build key (--kernel-keys), the .machine keyring\n"
+             "it under lockdown: against the keys built into the last stage's kernel image,\n"
+             "as the kernel names them (or --kernel-keys), the .machine keyring\n"
              "(MokList and shim's vendor certificate) or the .platform keyring (db), and not\n"
              "be revoked by its file's SHA-256 in dbx or MokListX. A compressed module\n"
              "(*.ko.xz, as trixie ships them, *.ko.zst, *.ko.gz) is checked decompressed, as\n"
@@ -161,6 +165,40 @@ static int check_module(void *ctx, const char *rel, const char *path, const stru
     return 0;
 }
 
+/* Where .builtin_trusted_keys came from, and whose keys it holds, each by
+ * the name the kernel gives it in /proc/keys and its log: an auditor sees
+ * which build key the modules were checked with. */
+static json_t *builtin_keys(const kernel_keys *keys, const char *keys_path, const chain_result *r, bool json)
+{
+    static const char *from[] = { "none", "file", "image" };
+    const char *source = keys_path ? keys_path : r->stages[r->n - 1].path;
+    json_t *certs = json_array();
+
+    for (int i = 0; i < sk_X509_num(keys->builtin.anchors); i++) {
+        X509 *cert = sk_X509_value(keys->builtin.anchors, i);
+        char *subject = rs_x509_name(X509_get_subject_name(cert)), name[RS_ERROR_MAX];
+
+        kernel_key_description(cert, name, sizeof(name));
+        json_array_append_new(certs, json_pack("{s:s, s:s}", "subject", subject ? subject : "", "kernel_name", name));
+        free(subject);
+    }
+    if (json)
+        return json_pack("{s:s, s:s, s:o}", "from", from[keys->builtin_from], "source", source, "certificates", certs);
+    if (keys->builtin_from == KERNEL_BUILTIN_NONE)
+        printf("kernel keys: .builtin_trusted_keys empty: %s is no x86 kernel image (bzImage), and no --kernel-keys\n",
+               source);
+    else {
+        printf("kernel keys: .builtin_trusted_keys from %s %s:",
+               keys->builtin_from == KERNEL_BUILTIN_FILE ? "--kernel-keys" : "the kernel image", source);
+        for (size_t i = 0; i < json_array_size(certs); i++)
+            printf("%s '%s'", i ? "," : "",
+                   json_string_value(json_object_get(json_array_get(certs, i), "kernel_name")));
+        putchar('\n');
+    }
+    json_decref(certs);
+    return NULL;
+}
+
 static int check_modules(const chain_inputs *in, const chain_result *r, const char *dir, const char *keys_path,
                          json_t *doc, bool *ok)
 {
@@ -168,17 +206,22 @@ static int check_modules(const chain_inputs *in, const chain_result *r, const ch
     module_walk m = { .keys = &keys, .json = doc != NULL };
     rs_error err;
 
+    json_t *builtin;
+
     if (chain_kernel_keys(in, r, keys_path, &keys, &err) < 0)
         return cli_fail(&err);
+    builtin = builtin_keys(&keys, keys_path, r, doc != NULL);
     m.failures = json_array();
     if (rs_walk_tree(dir, NULL, check_module, &m, &err) < 0) {
         json_decref(m.failures);
+        json_decref(builtin);
         return cli_fail(&err);
     }
     *ok = m.failed == 0 && m.ok > 0;
     if (doc)
-        json_object_set_new(doc, "modules", json_pack("{s:s, s:I, s:I, s:o}", "dir", dir, "verified", (json_int_t)m.ok,
-                                                      "failed", (json_int_t)m.failed, "failures", m.failures));
+        json_object_set_new(doc, "modules", json_pack("{s:s, s:o, s:I, s:I, s:o}", "dir", dir, "builtin_keys", builtin,
+                                                      "verified", (json_int_t)m.ok, "failed", (json_int_t)m.failed,
+                                                      "failures", m.failures));
     else {
         json_decref(m.failures);
         printf("modules %s: %s, %zu verified (.builtin_trusted_keys %zu, .machine %zu, .platform %zu), %zu failed\n",

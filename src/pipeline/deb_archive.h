@@ -34,5 +34,10 @@ rs_node_type rs_deb_entry_type(struct archive_entry *e);
  * buffer in memory when `to` is NULL; bad data is "corrupt STREAM". */
 int rs_archive_copy_data(struct archive *a, int fd, const char *to, uint64_t limit, const char *stream, uint64_t *size,
                          rs_error *err);
+/* The loop under it: each block of the current entry's data, at its offset,
+ * to fn, up to `limit` bytes in all; *size is where the data ends. */
+typedef int (*rs_archive_block_fn)(void *ctx, uint64_t off, const void *data, size_t len, rs_error *err);
+int rs_archive_each_block(struct archive *a, uint64_t limit, const char *stream, rs_archive_block_fn fn, void *ctx,
+                          uint64_t *size, rs_error *err);
 
 #endif

@@ -319,6 +319,8 @@ int chain_kernel_keys(const chain_inputs *in, const chain_result *r, const char 
 {
     kernel_sources src = {
         .builtin = builtin,
+        /* The last stage is the kernel that loads the modules. */
+        .image = r->n ? r->stages[r->n - 1].path : NULL,
         .db = &in->db,
         .dbx = &in->dbx,
         .mok = &in->mok,

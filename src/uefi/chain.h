@@ -55,7 +55,8 @@ typedef struct chain_result {
 int chain_verify(const chain_inputs *in, char *const *paths, size_t n, chain_result *out, rs_error *err);
 void chain_result_free(chain_result *r);
 
-/* The module keyrings of the kernel this chain boots. */
+/* The module keyrings of the kernel this chain boots: its built-in keys
+ * from the file `builtin`, or else read out of the last stage's image. */
 int chain_kernel_keys(const chain_inputs *in, const chain_result *r, const char *builtin, kernel_keys *k,
                       rs_error *err);
 

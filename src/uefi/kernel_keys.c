@@ -7,7 +7,9 @@
 #include "base/cleanup.h"
 #include "crypto/ossl.h"
 #include "ops/ops.h"
+#include "pipeline/decompress.h"
 #include "uefi/esl.h"
+#include "uefi/kernel_certs.h"
 
 void kernel_keys_free(kernel_keys *k)
 {
@@ -102,6 +104,23 @@ static int load_vendor(kernel_keys *k, const kernel_sources *src, rs_error *err)
     return load(k, &k->machine, &esl, "vendor_db", err);
 }
 
+static int load_builtin(kernel_keys *k, const kernel_sources *src, rs_error *err)
+{
+    size_t n;
+    int r;
+
+    if (src->builtin) {
+        k->builtin_from = KERNEL_BUILTIN_FILE;
+        return rs_trust_add_file(&k->builtin, src->builtin, err);
+    }
+    if (!src->image)
+        return 0;
+    if ((r = kernel_image_certs(src->image, RS_MAX_DECOMPRESSED, &k->builtin, &n, err)) < 0)
+        return -1;
+    k->builtin_from = r ? KERNEL_BUILTIN_IMAGE : KERNEL_BUILTIN_NONE;
+    return 0;
+}
+
 int kernel_keys_load(kernel_keys *k, const kernel_sources *src, rs_error *err)
 {
     memset(k, 0, sizeof(*k));
@@ -111,7 +130,9 @@ int kernel_keys_load(kernel_keys *k, const kernel_sources *src, rs_error *err)
     /* Revocations first: a blacklisted certificate never enters a keyring. */
     if (load(k, NULL, src->dbx, "dbx", err) < 0 || load(k, NULL, src->mokx, "MokListX", err) < 0)
         return -1;
-    if (src->builtin && rs_trust_add_file(&k->builtin, src->builtin, err) < 0)
+    /* The built-in keys are loaded before the EFI lists (both are late
+     * initcalls, and certs/ links before security/): dbx never reaches them. */
+    if (load_builtin(k, src, err) < 0)
         return -1;
     if (load(k, &k->machine, src->mok, "MokList", err) < 0 || load_vendor(k, src, err) < 0)
         return -1;
@@ -174,10 +195,11 @@ int kernel_verify_module(const char *path, const kernel_keys *k, module_verdict 
     /* Debian's kernels since trixie sign every module with a key made for
      * that build, whose certificate is only in the kernel image. */
     if (!v->ok)
-        return refuse(v, sk_X509_num(k->builtin.anchors) > 0
+        return refuse(v, k->builtin_from != KERNEL_BUILTIN_NONE
                              ? "signed by a key in no keyring (.builtin_trusted_keys, .machine, .platform)"
                              : "signed by a key in no keyring (.builtin_trusted_keys, .machine, .platform; "
-                               "the first is empty without --kernel-keys, the kernel's build certificates)");
+                               "the first is empty: the last stage is no x86 kernel image, and no --kernel-keys "
+                               "gives the kernel's build certificates)");
     if (file_sha256(path, &content, err) < 0)
         return -1;
     if (rs_trust_hash_listed(&k->revoked_bin, &content)) {

@@ -1,7 +1,8 @@
 /* The keys Debian's Linux 6.1 trusts for module signatures under lockdown,
  * and what it revokes. mod_verify_sig (kernel/module/signing.c) verifies
  * against the secondary keyring, which links:
- * - .builtin_trusted_keys: the build's (ephemeral) key, given as a file;
+ * - .builtin_trusted_keys: the build's (ephemeral) key, read from the
+ *   kernel image (uefi/kernel_certs.h) or given as a file;
  * - .machine (CONFIG_INTEGRITY_MACHINE_KEYRING, Debian's
  *   trust-machine-keyring-by-default.patch): MokListRT, that is MokList
  *   plus shim's vendor certificate (or vendor_db);
@@ -19,14 +20,22 @@
 #include "base/bytes.h"
 #include "crypto/trust.h"
 
+typedef enum kernel_builtin_source {
+    KERNEL_BUILTIN_NONE,         /* no file, and the image is no bzImage */
+    KERNEL_BUILTIN_FILE,         /* --kernel-keys */
+    KERNEL_BUILTIN_IMAGE,        /* read out of the kernel image */
+} kernel_builtin_source;
+
 typedef struct kernel_keys {
     rs_trust builtin, machine, platform;
+    kernel_builtin_source builtin_from;
     rs_digest_list revoked_bin;  /* module content SHA-256 */
     rs_digest_list revoked_tbs;  /* certificate TBS SHA-256 */
 } kernel_keys;
 
 typedef struct kernel_sources {
     const char *builtin;         /* certificate file, or NULL */
+    const char *image;           /* else the kernel image that builds them in, or NULL */
     const rs_bytes *db, *dbx, *mok, *mokx; /* ESL bytes; any may be empty */
     const uint8_t *vendor_cert;  /* shim's authorized blob, or NULL */
     size_t vendor_cert_len;

@@ -6,7 +6,7 @@
 # For each case the boot's verdict and chain's must agree. The slower
 # cases are in test_boot_chain_slow.sh.
 . "$TESTS_DIR/lib.sh"
-need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool python3; need_tool busybox
+need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool python3; need_tool busybox; need_tool jq
 MSVARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd
 [ -r "$MSVARS" ] || skip "ovmf is not installed"
 need_fixtures bootchain
@@ -61,6 +61,11 @@ module_agrees mok "$WORK/mod-mok" crc7.ko loaded "4. under lockdown, a module si
 module_agrees mok "$WORK/mod-none" crc8.ko refused "4. under lockdown, an unsigned module is refused" "${MOKCHAIN[@]}"
 module_agrees mok "$WORK/mod-other" ts_kmp.ko refused "4. under lockdown, a module signed with a foreign key is refused" \
     "${MOKCHAIN[@]}"
+mkdir -p "$WORK/mod-debian" && cp "$MODS/fs/efivarfs/efivarfs.ko" "$WORK/mod-debian/"
+module_agrees mok "$WORK/mod-debian" efivarfs.ko loaded \
+    "4. under lockdown, Debian's own efivarfs.ko loads by its build key, which chain reads from the kernel image" \
+    "${MOKCHAIN[@]}"
+builtin_keys_agree mok "4. the kernel and chain name the same built-in keys" "${MOKCHAIN[@]}"
 check "4. the kernel is locked down" grep -a -q 'lockdown: none \[integrity\]' "$WORK/boot-mok/serial.log"
 check "4. the MOK certificate is in .machine, from MokListRT" bash -c "
     grep -a -q 'MokListRT' '$WORK/boot-mok/serial.log' && grep -a -q 'asymmetri reprosign test mok' '$WORK/boot-mok/serial.log'"

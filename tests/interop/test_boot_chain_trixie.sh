@@ -7,7 +7,7 @@
 # verdict and reprosign chain's must agree; for the modules, compressed
 # with xz as trixie ships them, the kernel's under lockdown and chain's.
 . "$TESTS_DIR/lib.sh"
-need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool python3; need_tool busybox; need_tool xz
+need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy; need_tool python3; need_tool busybox; need_tool xz; need_tool jq
 MSVARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd
 [ -r "$MSVARS" ] || skip "ovmf is not installed"
 need_fixtures trixie-bootchain
@@ -34,9 +34,9 @@ resigned_xz crc7 mok "$WORK/mod-mok/crc7.ko.xz"
 resigned_xz ts_kmp none "$WORK/mod-none/ts_kmp.ko.xz"
 resigned_xz ts_bm other "$WORK/mod-other/ts_bm.ko.xz"
 # And one as Debian built it, signed with the key made for that build,
-# whose certificate is in the kernel image (its .builtin_trusted_keys).
+# whose certificate is in the kernel image (its .builtin_trusted_keys):
+# chain reads it from there.
 mkdir -p "$WORK/mod-debian" && cp "$MODS/crc-itu-t.ko.xz" "$WORK/mod-debian/"
-python3 "$TESTS_DIR/tools/kernel-certs.py" "$KERNEL" "$WORK/build-key.pem"
 python3 "$TESTS_DIR/tools/mkinitramfs.py" "$WORK/initrd-mods.gz" "$(command -v busybox)" \
     "$WORK/mod-mok/crc7.ko.xz" "$WORK/mod-none/ts_kmp.ko.xz" "$WORK/mod-other/ts_bm.ko.xz" "$WORK/mod-debian/crc-itu-t.ko.xz"
 
@@ -69,19 +69,25 @@ module_agrees mok "$WORK/mod-none" ts_kmp.ko.xz refused "3. under lockdown, an u
     "${MOKCHAIN[@]}"
 module_agrees mok "$WORK/mod-other" ts_bm.ko.xz refused "3. under lockdown, a module.ko.xz signed with a foreign key is refused" \
     "${MOKCHAIN[@]}"
-module_agrees mok "$WORK/mod-debian" crc-itu-t.ko.xz loaded "3. under lockdown, Debian's own crc-itu-t.ko.xz loads by its build key" \
-    "${MOKCHAIN[@]}" --kernel-keys "$WORK/build-key.pem"
+module_agrees mok "$WORK/mod-debian" crc-itu-t.ko.xz loaded \
+    "3. under lockdown, Debian's own crc-itu-t.ko.xz loads by its build key, which chain reads from the kernel image" \
+    "${MOKCHAIN[@]}"
 check "3. the kernel is locked down" grep -a -q 'lockdown: none \[integrity\]' "$WORK/boot-mok/serial.log"
+builtin_keys_agree mok "3. the kernel and chain name the same built-in keys" "${MOKCHAIN[@]}"
 # Every module of trixie's kernel, as the kernel checks it: by the build
 # key read from the kernel image, and by nothing without it.
 n=$(find "$T"/signed-kernel/usr/lib/modules -name '*.ko.xz' | wc -l)
-check "chain verifies all $n modules of trixie's kernel (.ko.xz) by its build key" bash -c "
+check "chain verifies all $n modules of trixie's kernel (.ko.xz) by the build key in its image" bash -c "
     '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' '$GRUB' '$KERNEL' --modules '$T/signed-kernel/usr/lib/modules' \
-        --kernel-keys '$WORK/build-key.pem' | grep -q 'OK, $n verified (.builtin_trusted_keys $n,' && [ $n -gt 1000 ]"
-check "... and refuses them without it, saying where the key is" bash -c "
-    ! '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' '$GRUB' '$KERNEL' --modules '$T/signed-kernel/usr/lib/modules' >'$WORK/nokey.out' &&
+        | grep -q 'OK, $n verified (.builtin_trusted_keys $n,' && [ $n -gt 1000 ]"
+check "... and refuses them all when --kernel-keys names another key instead" bash -c "
+    ! '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' '$GRUB' '$KERNEL' --modules '$T/signed-kernel/usr/lib/modules' \
+        --kernel-keys '$WORK/other.crt' >'$WORK/otherkey.out' &&
+    grep -q 'FAILED, 0 verified .*, $n failed' '$WORK/otherkey.out'"
+check "... and when the last stage is no kernel image, saying the build key is missing" bash -c "
+    ! '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' '$GRUB' --modules '$T/signed-kernel/usr/lib/modules' >'$WORK/nokey.out' &&
     grep -q 'FAILED, 0 verified .*, $n failed' '$WORK/nokey.out' &&
-    grep -q 'the first is empty without --kernel-keys, the kernel.s build certificates' '$WORK/nokey.out'"
+    grep -q 'the last stage is no x86 kernel image, and no --kernel-keys gives the kernel.s build certificates' '$WORK/nokey.out'"
 # 5. The same MOK-signed GRUB without the MokList: shim refuses it.
 chain_esp mok-absent "$SHIM" "$WORK/grub.mok" "$WORK/vmlinuz.mok" "$WORK/initrd.gz"
 chain_boot mok-absent "$MSVARS"

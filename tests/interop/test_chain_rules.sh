@@ -243,6 +243,59 @@ accepted_with "modules: a db-signed module loads (.platform)" "modules .*: OK, 1
 accepted_with "modules: the build key (--kernel-keys)" "modules .*: OK, 1 verified (.builtin_trusted_keys 1" \
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-foreign" \
     --kernel-keys "$WORK/other.crt"
+# The build key, read out of the kernel image (the last stage) as Linux
+# builds it in: a bzImage's compressed payload holds the certificate list
+# of certs/system_certificates.S (tests/tools/mkbzimage.py).
+bz() {  # bz NAME [payload options...]: $WORK/NAME.bz, signed by the vendor key
+    local name=$1; shift
+    python3 "$TESTS_DIR/tools/mkbzimage.py" payload "$WORK/$name.payload" "$@" &&
+        mkpe "$WORK/$name.efi" --sections 1 --add-section .payload="$WORK/$name.payload" &&
+        python3 "$TESTS_DIR/tools/mkbzimage.py" header "$WORK/$name.efi" "$WORK/$name.payload" ${BZ_HEADER:-} &&
+        sign vendor "$WORK/$name.efi" "$WORK/$name.bz"
+}
+bz_chain() { "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "$WORK/shim.signed" "$WORK/grub.mok" "$WORK/$1.bz" --modules "$2" "${@:3}"; }
+other_name=$(openssl x509 -in "$WORK/other.crt" -noout -ext subjectKeyIdentifier | tail -n 1 | tr -d ' :' | tr 'A-F' 'a-f')
+for z in xz zstd gzip; do
+    bz "bz-$z" --cert "$WORK/other.der" --compress "$z"
+    accepted_with "modules: the build key read out of a $z-compressed kernel image (.builtin_trusted_keys)" \
+        "kernel image .*bz-$z.bz: 'reprosign test other: $other_name'" bz_chain "bz-$z" "$WORK/m-foreign"
+done
+bz bz-two --cert "$WORK/db.der" --cert "$WORK/other.der"
+accepted_with "modules: every certificate of the built-in list is a key" \
+    "kernel image .*bz-two.bz: 'reprosign test db: [0-9a-f]*', 'reprosign test other: $other_name'" \
+    bz_chain bz-two "$WORK/m-foreign"
+refused_with "modules: --kernel-keys replaces the image's built-in keys" "a.ko: REFUSED.*in no keyring" \
+    bz_chain bz-xz "$WORK/m-foreign" --kernel-keys "$WORK/db.crt"
+bz bz-nosize --cert "$WORK/other.der" --corrupt no-size-word
+refused_with "kernel image: certificates without their length word are no list" \
+    "bz-nosize.bz: no built-in certificate list (system_certificate_list, at most 1048576 bytes) in the decompressed kernel" \
+    bz_chain bz-nosize "$WORK/m-foreign"
+bz bz-twolists --cert "$WORK/other.der" --corrupt two-lists
+refused_with "kernel image: two certificate lists are refused" "bz-twolists.bz: two built-in certificate lists" \
+    bz_chain bz-twolists "$WORK/m-foreign"
+bz bz-size --cert "$WORK/other.der" --corrupt wrong-size
+refused_with "kernel image: a payload whose size disagrees with the image's is refused" \
+    "bz-size.bz: its kernel decompressed to [0-9]* bytes where the image says" bz_chain bz-size "$WORK/m-foreign"
+bz bz-corrupt --cert "$WORK/other.der" --corrupt corrupt
+refused_with "kernel image: a corrupt payload is refused" "bz-corrupt.bz: decompressed: corrupt stream: " \
+    bz_chain bz-corrupt "$WORK/m-foreign"
+bz bz-lz4 --cert "$WORK/other.der" --compress lz4
+refused_with "kernel image: a payload compressed otherwise is refused, pointing at --kernel-keys" \
+    "bz-lz4.bz: its kernel is compressed with neither xz, zstd nor gzip (it starts 02 21 4c 18): give its certificates with --kernel-keys" \
+    bz_chain bz-lz4 "$WORK/m-foreign"
+BZ_HEADER="--payload-length 99999999" bz bz-past --cert "$WORK/other.der"
+refused_with "kernel image: a payload past the end of the file is refused" \
+    "bz-past.bz: its setup header's payload (99999999 bytes at [0-9]*) does not fit in its [0-9]* bytes" \
+    bz_chain bz-past "$WORK/m-foreign"
+BZ_HEADER="--protocol 0x0206" bz bz-old --cert "$WORK/other.der"
+refused_with "kernel image: boot protocol 2.06 has no payload fields" "bz-old.bz: boot protocol 2.06 has no payload fields" \
+    bz_chain bz-old "$WORK/m-foreign"
+bz bz-bomb --bomb 600
+refused_with "kernel image: a payload that decompresses past the limit is refused, with the limit" \
+    "bz-bomb.bz: decompressed: too large (over 536870912 bytes)" bz_chain bz-bomb "$WORK/m-foreign"
+refused_with "modules: a last stage that is no kernel image leaves .builtin_trusted_keys empty, and says so" \
+    "the last stage is no x86 kernel image, and no --kernel-keys" \
+    "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-foreign"
 refused_with "modules: unsigned is refused under lockdown" "LOCKDOWN_MODULE_SIGNATURE" \
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-none"
 refused_with "modules: a foreign key is refused" "in no keyring" \

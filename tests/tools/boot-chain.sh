@@ -9,6 +9,10 @@
 #   module_agrees NAME DIR MODULE WANT WHAT CHAIN-ARGS...
 #                                            the booted kernel's verdict on MODULE and
 #                                            chain --modules DIR's must both be WANT
+#   builtin_keys_agree NAME WHAT CHAIN-ARGS...
+#                                            the keys the booted kernel loaded into
+#                                            .builtin_trusted_keys, by the names its log
+#                                            gives them, are those chain reads from its image
 #
 # Every boot is bounded (BOOT_TIMEOUT seconds of wall time) and its serial
 # log is kept in $WORK/boot-NAME/serial.log, shown on a failure.
@@ -112,4 +116,17 @@ module_agrees() {
         pass "$what (kernel and chain: $want$(tr -d '\r' <"$log" | sed -n "s/^REPROSIGN-MODULE $module: refused: \(.*\)/; kernel: \1/p" | head -n 1))"
     else fail "$what: expected $want, chain $chain"; tr -d '\r' <"$log" | grep -a "REPROSIGN-MODULE" | sed 's/^/    /'
         sed 's/^/    chain: /' "$WORK/mod.out"; fi
+}
+
+builtin_keys_agree() {
+    local log=$WORK/boot-$1/serial.log what=$2
+    shift 2
+    # The EFI lists' keys are logged as "integrity: Loaded X.509 cert".
+    tr -d '\r' <"$log" | grep -a "Loaded X.509 cert '" | grep -av 'integrity: ' |
+        sed "s/.*Loaded X.509 cert '\(.*\)'\$/\1/" | sort >"$WORK/kernel-builtin"
+    mkdir -p "$WORK/no-modules"
+    "$REPROSIGN" chain "$@" --modules "$WORK/no-modules" --json |
+        jq -r '.modules.builtin_keys | select(.from == "image") | .certificates[].kernel_name' | sort >"$WORK/chain-builtin"
+    check "$what ($(paste -sd, "$WORK/kernel-builtin"))" \
+        bash -c "[ -s '$WORK/kernel-builtin' ] && cmp -s '$WORK/kernel-builtin' '$WORK/chain-builtin'"
 }
