@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "archive/decompress.h"
 #include "base/cleanup.h"
 #include "base/file.h"
 #include "base/walk.h"
@@ -10,7 +11,6 @@
 #include "cli/cli.h"
 #include "cli/efi_common.h"
 #include "crypto/ossl.h"
-#include "pipeline/decompress.h"
 #include "uefi/chain_inputs.h"
 #include "uefi/efivarfs.h"
 #include "uefi/kernel_certs.h"

@@ -71,7 +71,7 @@ static int read_entry_text(struct archive *a, struct archive_entry *e, char **ou
     n = sym_archive_read_data(a, buf, (size_t)size);
     if (n != size) {
         free(buf);
-        return rs_deb_archive_fail(err, a, "cannot read control file");
+        return rs_archive_fail(err, a, "cannot read control file");
     }
     buf[size] = '\0';
     *out = buf;

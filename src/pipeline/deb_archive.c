@@ -10,12 +10,6 @@
 
 #define BLOCK (64 * 1024)
 
-void rs_deb_archive_freep(struct archive **a)
-{
-    if (*a)
-        sym_archive_read_free(*a);
-}
-
 void rs_deb_normalise(char *name)
 {
     size_t n;
@@ -29,13 +23,6 @@ void rs_deb_normalise(char *name)
         name[--n] = '\0';
 }
 
-int rs_deb_archive_fail(rs_error *err, struct archive *a, const char *what)
-{
-    const char *why = sym_archive_error_string(a);
-
-    return rs_fail(err, "%s: %s", what, why ? why : "archive error");
-}
-
 struct archive *rs_deb_open_ar(const char *path, rs_error *err)
 {
     struct archive *a;
@@ -47,7 +34,7 @@ struct archive *rs_deb_open_ar(const char *path, rs_error *err)
         return rs_fail(err, "out of memory"), NULL;
     sym_archive_read_support_format_ar(a);
     if (sym_archive_read_open_filename(a, path, BLOCK) != ARCHIVE_OK) {
-        rs_deb_archive_fail(err, a, "not a Debian package");
+        rs_archive_fail(err, a, "not a Debian package");
         sym_archive_read_free(a);
         return NULL;
     }
@@ -81,7 +68,7 @@ struct archive *rs_deb_open_member_tar(struct archive *outer, const char *prefix
     }
     if (rc != ARCHIVE_OK)
         return rc == ARCHIVE_EOF ? (rs_fail(err, "no %s member: not a Debian package", prefix), NULL)
-                                 : (rs_deb_archive_fail(err, outer, "not a Debian package"), NULL);
+                                 : (rs_archive_fail(err, outer, "not a Debian package"), NULL);
     inner = sym_archive_read_new();
     if (!inner)
         return rs_fail(err, "out of memory"), NULL;
@@ -94,7 +81,7 @@ struct archive *rs_deb_open_member_tar(struct archive *outer, const char *prefix
     sym_archive_read_support_filter_lzma(inner);
     sym_archive_read_support_format_tar(inner);
     if (sym_archive_read_open(inner, outer, NULL, member_read, NULL) != ARCHIVE_OK) {
-        rs_deb_archive_fail(err, inner, prefix);
+        rs_archive_fail(err, inner, prefix);
         sym_archive_read_free(inner);
         return NULL;
     }
@@ -120,7 +107,7 @@ int rs_deb_walk_data(const char *path, rs_deb_entry_fn fn, void *ctx, rs_error *
             return rc < 0 ? -1 : RS_DEB_STOP;
     }
     if (rc != ARCHIVE_EOF)
-        return rs_deb_archive_fail(err, data, "corrupt data.tar");
+        return rs_archive_fail(err, data, "corrupt data.tar");
     return 0;
 }
 
@@ -138,53 +125,4 @@ rs_node_type rs_deb_entry_type(struct archive_entry *e)
     default:
         return RS_NODE_OTHER;
     }
-}
-
-int rs_archive_each_block(struct archive *a, uint64_t limit, const char *stream, rs_archive_block_fn fn, void *ctx,
-                          uint64_t *size, rs_error *err)
-{
-    const void *buf;
-    size_t len;
-    la_int64_t off;
-    int rc;
-
-    *size = 0;
-    while ((rc = sym_archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-        if (off < 0 || (uint64_t)off + len > limit)
-            return rs_fail(err, "too large (over %llu bytes)", (unsigned long long)limit);
-        if (fn(ctx, (uint64_t)off, buf, len, err) < 0)
-            return -1;
-        if ((uint64_t)off + len > *size)
-            *size = (uint64_t)off + len;
-    }
-    if (rc != ARCHIVE_EOF) {
-        char what[64];
-
-        snprintf(what, sizeof(what), "corrupt %s", stream);
-        return rs_deb_archive_fail(err, a, what);
-    }
-    return 0;
-}
-
-typedef struct copy_target {
-    int fd;
-    const char *to;
-} copy_target;
-
-static int copy_block(void *ctx, uint64_t off, const void *data, size_t len, rs_error *err)
-{
-    const copy_target *t = ctx;
-
-    if (rs_pwrite_all(t->fd, data, len, (off_t)off) < 0)
-        return t->to ? rs_fail_sys(err, errno, "cannot write %s: %s", t->to, strerror(errno))
-                     : rs_fail(err, "cannot buffer file: %s", strerror(errno));
-    return 0;
-}
-
-int rs_archive_copy_data(struct archive *a, int fd, const char *to, uint64_t limit, const char *stream, uint64_t *size,
-                         rs_error *err)
-{
-    copy_target t = { fd, to };
-
-    return rs_archive_each_block(a, limit, stream, copy_block, &t, size, err);
 }

@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive/archive_lib.h"
 #include "base/cleanup.h"
-#include "base/walk.h"
-#include "pipeline/archive_lib.h"
 #include "base/file.h"
+#include "base/walk.h"
 
 struct rs_tarball {
     struct archive *a;

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "archive/archive_lib.h"
 #include "base/cleanup.h"
 #include "base/walk.h"
 #include "crypto/ossl.h"
-#include "pipeline/archive_lib.h"
 #include "translog/log.h"
 #include "translog/tiles.h"
 

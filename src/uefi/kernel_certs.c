@@ -5,10 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "archive/decompress.h"
 #include "base/cleanup.h"
 #include "base/file.h"
 #include "crypto/ossl.h"
-#include "pipeline/decompress.h"
 #include "uefi/efi.h"
 
 /* The setup header (boot.rst): where it is, and what of it is read. */

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "archive/decompress.h"
 #include "base/cleanup.h"
 #include "crypto/ossl.h"
 #include "ops/ops.h"
-#include "pipeline/decompress.h"
 #include "uefi/esl.h"
 #include "uefi/kernel_certs.h"
 

@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive/decompress.h"
 #include "base/cleanup.h"
 #include "fuzz_keys.h"
-#include "pipeline/decompress.h"
 #include "uefi/kernel_keys.h"
 
 #define LIMIT (1024 * 1024)

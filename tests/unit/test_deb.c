@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive/archive_lib.h"
 #include "base/file.h"
 #include "harness.h"
-#include "pipeline/archive_lib.h"
 #include "pipeline/deb.h"
 #include "pipeline/pkgtree.h"
 

@@ -1,4 +1,4 @@
-#include "pipeline/archive_lib.h"
+#include "archive/archive_lib.h"
 
 #include "base/dlib.h"
 

@@ -1,16 +1,15 @@
-#include "pipeline/decompress.h"
+#include "archive/decompress.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "archive/archive_read.h"
 #include "base/cleanup.h"
 #include "base/file.h"
-#include "pipeline/archive_lib.h"
-#include "pipeline/deb_archive.h"
 
 #define BLOCK (64 * 1024)
 
@@ -73,7 +72,7 @@ static struct archive *open_range(range_reader *r, const char *as_named, rs_erro
         if (r->failed)
             rs_fail(err, "%s: %s", in->path, r->err.msg);
         else {
-            rs_deb_archive_fail(err, a, "corrupt stream");
+            rs_archive_fail(err, a, "corrupt stream");
             rs_error_prefix(err, "%s: decompressed", in->path);
         }
         sym_archive_read_free(a);
@@ -100,7 +99,7 @@ int rs_decompress_to_memfd(const char *path, uint64_t limit, int *out, uint64_t 
 {
     _cleanup_input_ rs_input in = { .fd = -1 };
     _cleanup_close_ int fd = -1;   /* closed after the archive is freed */
-    _cleanup_(rs_deb_archive_freep) struct archive *a = NULL;
+    _cleanup_(rs_archive_freep) struct archive *a = NULL;
     _cleanup_free_ range_reader *r = calloc(1, sizeof(*r));
 
     if (!r)
@@ -144,7 +143,7 @@ static int give_in_order(void *ctx, uint64_t off, const void *data, size_t len, 
 int rs_decompress_range_each(const rs_input *in, uint64_t off, uint64_t len, uint64_t limit, rs_decompress_fn fn,
                              void *ctx, uint64_t *size, rs_error *err)
 {
-    _cleanup_(rs_deb_archive_freep) struct archive *a = NULL;
+    _cleanup_(rs_archive_freep) struct archive *a = NULL;
     _cleanup_free_ range_reader *r = calloc(1, sizeof(*r));
     in_order o = { fn, ctx, 0 };
 
