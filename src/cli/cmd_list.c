@@ -23,7 +23,8 @@ const rs_command cmd_list = {
     .summary = "list a file's signatures",
     .usage = "list FILE [--json]\n\n"
              "Shows each signature: signer subject, issuer and serial (or key id), digest\n"
-             "algorithm, signing time and the digest it binds to.",
+             "algorithm, signing time and the digest it binds to. A compressed module\n"
+             "(name.ko.xz, .ko.zst, .ko.gz) is read decompressed, as modinfo reads it.",
     .run = run,
     .optdocs = list_docs,
     .example = "reprosign list /lib/modules/$(uname -r)/kernel/fs/ext4/ext4.ko --json",

@@ -52,7 +52,9 @@ const rs_command cmd_verify = {
              "and dbx) or --efivars (a running machine's) the firmware's rules apply: the\n"
              "image hash or any signature's certificate in dbx rejects the image; a\n"
              "signature chaining to a db certificate, or the image hash in db, admits it\n"
-             "(also when unsigned).",
+             "(also when unsigned).\n\n"
+             "A compressed module (name.ko.xz, .ko.zst, .ko.gz) is verified decompressed,\n"
+             "as the kernel verifies it.",
     .run = run,
     .optdocs = verify_docs,
     .example = "reprosign verify shimx64.efi.signed --vars /usr/share/OVMF/OVMF_VARS_4M.ms.fd",

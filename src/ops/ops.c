@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "archive/decompress.h"
 #include "base/cleanup.h"
 
 #define MAX_DETACHED_SIG (1024 * 1024)
@@ -173,10 +174,25 @@ void rs_listing_free(rs_listing *l)
     memset(l, 0, sizeof(*l));
 }
 
+/* What is only read is read as Linux reads it: a compressed module
+ * (name.ko.xz, as trixie ships them) decompressed. Signing one stays
+ * refused, as sign-file refuses it: modules are signed, then compressed. */
+static int open_to_read(rs_image *img, const char *path, rs_error *err)
+{
+    uint64_t size;
+    int fd;
+
+    if (!rs_is_compressed_module_name(path))
+        return rs_image_open(img, path, err);
+    if (rs_decompress_to_memfd(path, RS_MAX_DECOMPRESSED, &fd, &size, err) < 0)
+        return -1;
+    return rs_image_open_fd(img, fd, path, err);
+}
+
 /* Opens path and allocates one zeroed slot of `size` bytes per signature. */
 static int open_with_slots(rs_image *img, const char *path, size_t size, void **slots, size_t *n, rs_error *err)
 {
-    if (rs_image_open(img, path, err) < 0)
+    if (open_to_read(img, path, err) < 0)
         return -1;
     *n = img->format->count(img);
     *slots = calloc(*n ? *n : 1, size);

@@ -138,4 +138,27 @@ for c in xz zst gz; do
         --output "$WORK/out" "$WORK/c.ko.$c"
     grep -q 'compressed kernel module: decompress it first' "$WORK/.err" || fail "$c: the error does not name the compression"
 done
+# What is only read, is read as the kernel and modinfo read it: a module
+# compressed as trixie ships them (name.ko.xz), decompressed.
+for c in xz zst gz; do
+    case $c in xz) xz -c "$WORK/s.ko" ;; zst) zstd -q -c "$WORK/s.ko" ;; gz) gzip -n -c "$WORK/s.ko" ;; esac >"$WORK/s.ko.$c"
+    # bookworm's kmod reads .ko.xz and .ko.zst itself, but has no zlib.
+    if [ "$c" = gz ]; then want=$(modinfo_sig "$WORK/s.ko"); else want=$(modinfo_sig "$WORK/s.ko.$c"); fi
+    got=$(list_as_modinfo "$WORK/s.ko.$c")
+    check "$c-compressed signed module: list agrees with modinfo ($got)" \
+        test -n "$got" -a "$got" = "$want" -a "$want" != "||"
+    check "$c-compressed signed module: verify accepts its key" \
+        "$REPROSIGN" verify "$WORK/s.ko.$c" --cert "$WORK/test.crt"
+    refuses "$c-compressed signed module: verify refuses another key" "" \
+        "$REPROSIGN" verify "$WORK/s.ko.$c" --cert "$WORK/other.crt"
+    refuses "$c-compressed unsigned module: verify refuses it" "" \
+        "$REPROSIGN" verify "$WORK/c.ko.$c" --cert "$WORK/test.crt"
+done
+head -c 200 "$WORK/s.ko.xz" >"$WORK/cut.ko.xz"
+refuses "a truncated .ko.xz: verify names it and the reason" "" "$REPROSIGN" verify "$WORK/cut.ko.xz" --cert "$WORK/test.crt"
+grep -q 'cut.ko.xz: decompressed: corrupt stream' "$WORK/.err" || fail "cut.ko.xz: $(cat "$WORK/.err")"
+cp "$WORK/s.ko" "$WORK/plain.ko.xz"
+refuses "a .ko.xz that is not compressed: list says so" "" "$REPROSIGN" list "$WORK/plain.ko.xz"
+grep -q 'plain.ko.xz: not compressed with xz, zstd or gzip, as its name says' "$WORK/.err" ||
+    fail "plain.ko.xz: $(cat "$WORK/.err")"
 finish
