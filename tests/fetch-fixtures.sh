@@ -173,20 +173,28 @@ if [ "$want" = all ] || [ "$want" = trixie-buildd ]; then
     fi
 fi
 # trixie's signed boot chain, as a trixie machine boots it: shim signed by
-# Microsoft, GRUB and the cloud kernel signed by Debian (36 MB).
+# Microsoft, GRUB and the cloud kernel signed by Debian (36 MB); and the
+# arm64 cloud kernel, an uncompressed Image with its modules (28 MB).
+trixie_cloud_kernel() {   # trixie_cloud_kernel ARCH: its signed package's name (apt-cache
+                          # names a foreign architecture's as NAME:ARCH)
+    trixie_apt apt-cache depends "linux-image-cloud-$1:$1" 2>/dev/null |
+        sed -n "s/^ *Depends: \(linux-image-[0-9].*-cloud-$1\)\(:$1\)\?\$/\1/p" | head -n 1
+}
 if [ "$want" = all ] || [ "$want" = trixie-bootchain ]; then
     trixie_update
-    kpkg=$(trixie_apt apt-cache depends linux-image-cloud-amd64:amd64 2>/dev/null |
-        sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p' | head -n 1)
-    [ -n "$kpkg" ] || { echo "fetch-fixtures: cannot resolve trixie's linux-image-cloud-amd64" >&2; exit 1; }
+    kpkg=$(trixie_cloud_kernel amd64) kpkg_arm64=$(trixie_cloud_kernel arm64)
+    [ -n "$kpkg" ] && [ -n "$kpkg_arm64" ] ||
+        { echo "fetch-fixtures: cannot resolve trixie's linux-image-cloud-amd64 and -arm64" >&2; exit 1; }
     # shellcheck disable=SC2046
-    trixie_download $(trixie_missing amd64 shim-signed grub-efi-amd64-signed "$kpkg")
-    for p in shim-signed grub-efi-amd64-signed "$kpkg"; do
+    trixie_download $(trixie_missing amd64 shim-signed grub-efi-amd64-signed "$kpkg"; trixie_missing arm64 "$kpkg_arm64")
+    for pa in shim-signed:amd64 grub-efi-amd64-signed:amd64 "$kpkg:amd64" "$kpkg_arm64:arm64"; do
+        p=${pa%:*} arch=${pa#*:}
         if [ ! -d "$dir/trixie/root/$p" ]; then
             rm -rf "$dir/trixie/root/$p.tmp" && mkdir -p "$dir/trixie/root/$p.tmp"
-            dpkg-deb -x "$(ls "$dir/trixie/debs/${p}"_*_amd64.deb | sort -V | tail -n 1)" "$dir/trixie/root/$p.tmp"
+            dpkg-deb -x "$(ls "$dir/trixie/debs/${p}"_*_"$arch".deb | sort -V | tail -n 1)" "$dir/trixie/root/$p.tmp"
             mv "$dir/trixie/root/$p.tmp" "$dir/trixie/root/$p"
         fi
     done
     ln -sfn "root/$kpkg" "$dir/trixie/signed-kernel"
+    ln -sfn "root/$kpkg_arm64" "$dir/trixie/signed-kernel-arm64"
 fi

@@ -10,8 +10,10 @@
 #include "uefi/efi.h"
 #include "uefi/kernel_certs.h"
 
-/* After a list: zeros up to 8 bytes, then the 8-byte size word. */
-#define LIST_TAIL (7 + 8)
+/* The largest `.align 8` (arm64's: 256 bytes), and what may follow a list:
+ * zeros up to it, then the 8-byte size word. */
+#define MAX_ALIGN 256
+#define LIST_TAIL (MAX_ALIGN - 1 + 8)
 
 struct kernel_list_scan {
     size_t max_list;
@@ -38,19 +40,27 @@ static size_t der_at(const uint8_t *p, size_t avail)
 }
 
 /* system_certificate_list_size follows a list of `run` bytes at `at`:
- * zeros up to the next multiple of 8 from the list's start, then `run`
- * as a little-endian 32-bit word and 4 zero bytes (the upper half of
- * a .quad, or the padding after a 32-bit kernel's .long). */
+ * zeros up to the `.align 8` after it, then `run` as a little-endian
+ * 32-bit word and 4 zero bytes (the upper half of a .quad, or the padding
+ * after a 32-bit kernel's .long). `.align 8` is 8 bytes on x86 and 2^8 on
+ * arm64, so the word is at the first multiple of 8 from the list's start
+ * that is not zero, at most MAX_ALIGN - 1 bytes of zeros after the list. */
 static bool size_word_follows(const uint8_t *data, size_t len, size_t at, size_t run)
 {
-    size_t word = at + ((run + 7) & ~(size_t)7);
+    size_t end = at + run, word = at + ((run + 7) & ~(size_t)7);
 
-    if (word < at + run || word > len || len - word < 8)
+    if (word < end || word > len)
         return false;
-    for (size_t i = at + run; i < word; i++)
+    for (size_t i = end; i < word; i++)
         if (data[i])
             return false;
-    return efi_le32(data + word) == run && efi_le32(data + word + 4) == 0;
+    for (; word - end < MAX_ALIGN && len - word >= 8; word += 8) {
+        if (efi_le32(data + word) == run && efi_le32(data + word + 4) == 0)
+            return true;
+        if (efi_le32(data + word) || efi_le32(data + word + 4))
+            return false;
+    }
+    return false;
 }
 
 /* Every DER SEQUENCE of the run is a certificate that OpenSSL parses whole. */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <openssl/err.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #define PAYLOAD_LENGTH 0x24c
 #define HEADER_END 0x250
 /* payload_offset and payload_length came with boot protocol 2.08 (Linux 2.6.26). */
+#define ARM64_MAGIC 0x38     /* arm64 booting.rst: the Image header's "ARM\x64" */
 #define PAYLOAD_PROTOCOL 0x0208
 
 static void kernel_list_scan_freep(kernel_list_scan **s)
@@ -27,25 +29,21 @@ static void kernel_list_scan_freep(kernel_list_scan **s)
     kernel_list_scan_free(*s);
 }
 
-/* Where the compressed kernel is, and how it is compressed. Linux's
+/* Where the kernel is in the image, and how it is compressed. Linux's
  * Makefiles append the decompressed size as 4 little-endian bytes to an
- * xz or zstd stream (size_append); gzip ends with that size itself. */
+ * xz or zstd stream (size_append); gzip ends with that size itself. An
+ * arm64 Image is the kernel itself, uncompressed. */
 typedef struct payload {
-    uint64_t off, len;       /* the compressed stream */
-    uint32_t decompressed;   /* its size, mod 2^32, as the image gives it */
+    uint64_t off, len;       /* the kernel's bytes in the image */
+    bool compressed;
+    uint32_t decompressed;   /* then its size, mod 2^32, as the image gives it */
 } payload;
 
-static int find_payload(const rs_input *in, payload *pl, rs_error *err)
+static int find_bzimage_payload(const rs_input *in, const uint8_t *h, payload *pl, rs_error *err)
 {
-    uint8_t h[HEADER_END], magic[6], tail[4];
+    uint8_t magic[6], tail[4];
     uint64_t setup, off, len;
 
-    if (in->size < HEADER_END)
-        return 0;
-    if (rs_input_read(in, 0, h, sizeof(h), err) < 0)
-        return -1;
-    if (memcmp(h + HEADER_MAGIC, "HdrS", 4) || efi_le16(h + BOOT_FLAG) != 0xaa55)
-        return 0;
     if (efi_le16(h + HEADER_VERSION) < PAYLOAD_PROTOCOL)
         return rs_fail(err, "boot protocol %u.%02u has no payload fields (2.08 added them)",
                        h[HEADER_VERSION + 1], h[HEADER_VERSION]);
@@ -58,9 +56,7 @@ static int find_payload(const rs_input *in, payload *pl, rs_error *err)
     if (rs_input_read(in, off, magic, sizeof(magic), err) < 0 ||
         rs_input_read(in, off + len - sizeof(tail), tail, sizeof(tail), err) < 0)
         return -1;
-    pl->off = off;
-    pl->len = len;
-    pl->decompressed = efi_le32(tail);
+    *pl = (payload){ .off = off, .len = len, .compressed = true, .decompressed = efi_le32(tail) };
     if (!memcmp(magic, "\x1f\x8b", 2))
         return 1;
     pl->len -= sizeof(tail);
@@ -71,9 +67,43 @@ static int find_payload(const rs_input *in, payload *pl, rs_error *err)
                    magic[0], magic[1], magic[2], magic[3]);
 }
 
+/* 1 and where the kernel is, for an x86 bzImage or an arm64 Image; 0 for
+ * anything else. */
+static int find_payload(const rs_input *in, payload *pl, rs_error *err)
+{
+    uint8_t h[HEADER_END];
+
+    if (in->size < HEADER_END)
+        return 0;
+    if (rs_input_read(in, 0, h, sizeof(h), err) < 0)
+        return -1;
+    if (!memcmp(h + HEADER_MAGIC, "HdrS", 4) && efi_le16(h + BOOT_FLAG) == 0xaa55)
+        return find_bzimage_payload(in, h, pl, err);
+    if (!memcmp(h + ARM64_MAGIC, "ARM\x64", 4)) {
+        *pl = (payload){ .off = 0, .len = in->size };
+        return 1;
+    }
+    return 0;
+}
+
 static int scan_block(void *ctx, const uint8_t *data, size_t len, rs_error *err)
 {
     return kernel_list_scan_feed(ctx, data, len, err);
+}
+
+/* An uncompressed kernel is read a block at a time too. */
+static int scan_image(const rs_input *in, const payload *pl, kernel_list_scan *scan, rs_error *err)
+{
+    _cleanup_free_ uint8_t *buf = malloc(RS_FILE_CHUNK);
+
+    if (!buf)
+        return rs_fail(err, "out of memory");
+    for (uint64_t off = pl->off, end = pl->off + pl->len, n; off < end; off += n) {
+        n = end - off < RS_FILE_CHUNK ? end - off : RS_FILE_CHUNK;
+        if (rs_input_read(in, off, buf, (size_t)n, err) < 0 || kernel_list_scan_feed(scan, buf, (size_t)n, err) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* Errors name in->path, as the decompressor's do. */
@@ -90,9 +120,12 @@ static int read_certs(const rs_input *in, uint64_t limit, rs_trust *t, size_t *c
         return r < 0 ? rs_error_prefix(err, "%s", in->path) : 0;
     if (!(scan = kernel_list_scan_new(KERNEL_MAX_CERT_LIST, err)))
         return rs_error_prefix(err, "%s", in->path);
-    if (rs_decompress_range_each(in, pl.off, pl.len, limit, scan_block, scan, &size, err) < 0)
+    if (!pl.compressed) {
+        if (scan_image(in, &pl, scan, err) < 0)
+            return rs_error_prefix(err, "%s", in->path);
+    } else if (rs_decompress_range_each(in, pl.off, pl.len, limit, scan_block, scan, &size, err) < 0)
         return -1;
-    if ((uint32_t)size != pl.decompressed)
+    else if ((uint32_t)size != pl.decompressed)
         return rs_fail(err, "%s: its kernel decompressed to %llu bytes where the image says %lu", in->path,
                        (unsigned long long)size, (unsigned long)pl.decompressed);
     if (kernel_list_scan_end(scan, &list, &len, &start, err) < 0 || kernel_cert_list_add(list, len, t, count, err) < 0)

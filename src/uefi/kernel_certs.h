@@ -4,11 +4,13 @@
  *
  * certs/system_certificates.S lays them out in the image as
  *   system_certificate_list:       DER certificates, back to back
- *   (zeros to the next 8 bytes)
+ *   (zeros to the next .align 8: 8 bytes on x86, 256 on arm64)
  *   system_certificate_list_size:  their length, .quad (.long on 32-bit)
  * and certs/common.c reads each one as 30 82 LL LL: a SEQUENCE of LL bytes.
  * An x86 bzImage holds the kernel compressed (Documentation/arch/x86/
- * boot.rst: payload_offset and payload_length, boot protocol 2.08). */
+ * boot.rst: payload_offset and payload_length, boot protocol 2.08); an
+ * arm64 Image (Debian's arm64 vmlinuz) is the kernel uncompressed, with
+ * "ARM\x64" at 0x38 (Documentation/arch/arm64/booting.rst). */
 #ifndef RS_UEFI_KERNEL_CERTS_H
 #define RS_UEFI_KERNEL_CERTS_H
 
@@ -27,8 +29,8 @@
 
 /* Finds the one certificate list in a decompressed kernel, given a block
  * at a time: a run of DER certificates, each of which OpenSSL parses whole,
- * followed by zeros to the next 8 bytes and its own length as a little-
- * endian word (the upper half zero). It holds about four times max_list
+ * followed by zeros to an alignment and its own length as a little-endian
+ * word (the upper half zero). It holds about four times max_list
  * bytes, whatever the kernel's size. None, or more than one, is an error;
  * *list is valid until the scan is freed. */
 typedef struct kernel_list_scan kernel_list_scan;
@@ -41,11 +43,12 @@ int kernel_cert_list_add(const uint8_t *list, size_t len, rs_trust *t, size_t *c
 /* The same search over bytes in memory, lists of at most KERNEL_MAX_CERT_LIST. */
 int kernel_cert_list_find(const uint8_t *data, size_t len, size_t *start, size_t *size, rs_error *err);
 
-/* Adds the certificates built into the kernel image PATH (an x86 bzImage)
+/* Adds the certificates built into the kernel image PATH (an x86 bzImage
+ * or an arm64 Image)
  * to t, and counts them in *count; the kernel decompresses to at most
  * `limit` bytes (RS_MAX_DECOMPRESSED). Returns 1 when it did, 0 when PATH is
- * no bzImage (no "HdrS" setup header: it builds in nothing this can read),
- * and -1 on an error, which names PATH. */
+ * neither (it builds in nothing this can read), and -1 on an error, which
+ * names PATH. */
 int kernel_image_certs(const char *path, uint64_t limit, rs_trust *t, size_t *count, rs_error *err);
 
 /* The kernel's name for a certificate's key, as /proc/keys and its

@@ -198,8 +198,8 @@ int kernel_verify_module(const char *path, const kernel_keys *k, module_verdict 
         return refuse(v, k->builtin_from != KERNEL_BUILTIN_NONE
                              ? "signed by a key in no keyring (.builtin_trusted_keys, .machine, .platform)"
                              : "signed by a key in no keyring (.builtin_trusted_keys, .machine, .platform; "
-                               "the first is empty: the last stage is no x86 kernel image, and no --kernel-keys "
-                               "gives the kernel's build certificates)");
+                               "the first is empty: the last stage is no kernel image it can read, and no "
+                               "--kernel-keys gives the kernel's build certificates)");
     if (file_sha256(path, &content, err) < 0)
         return -1;
     if (rs_trust_hash_listed(&k->revoked_bin, &content)) {

@@ -244,8 +244,9 @@ accepted_with "modules: the build key (--kernel-keys)" "modules .*: OK, 1 verifi
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-foreign" \
     --kernel-keys "$WORK/other.crt"
 # The build key, read out of the kernel image (the last stage) as Linux
-# builds it in: a bzImage's compressed payload holds the certificate list
-# of certs/system_certificates.S (tests/tools/mkbzimage.py).
+# builds it in: a bzImage's compressed payload, or an arm64 Image, holds
+# the certificate list of certs/system_certificates.S
+# (tests/tools/mkbzimage.py).
 bz() {  # bz NAME [payload options...]: $WORK/NAME.bz, signed by the vendor key
     local name=$1; shift
     python3 "$TESTS_DIR/tools/mkbzimage.py" payload "$WORK/$name.payload" "$@" &&
@@ -260,6 +261,9 @@ for z in xz zstd gzip; do
     accepted_with "modules: the build key read out of a $z-compressed kernel image (.builtin_trusted_keys)" \
         "kernel image .*bz-$z.bz: 'reprosign test other: $other_name'" bz_chain "bz-$z" "$WORK/m-foreign"
 done
+BZ_HEADER=--arm64 bz a64 --cert "$WORK/other.der" --compress none --align 256
+accepted_with "modules: the build key read out of an arm64 Image (uncompressed; .align 8 is 256 bytes there)" \
+    "kernel image .*a64.bz: 'reprosign test other: $other_name'" bz_chain a64 "$WORK/m-foreign"
 bz bz-two --cert "$WORK/db.der" --cert "$WORK/other.der"
 accepted_with "modules: every certificate of the built-in list is a key" \
     "kernel image .*bz-two.bz: 'reprosign test db: [0-9a-f]*', 'reprosign test other: $other_name'" \
@@ -294,7 +298,7 @@ bz bz-bomb --bomb 600
 refused_with "kernel image: a payload that decompresses past the limit is refused, with the limit" \
     "bz-bomb.bz: decompressed: too large (over 536870912 bytes)" bz_chain bz-bomb "$WORK/m-foreign"
 refused_with "modules: a last stage that is no kernel image leaves .builtin_trusted_keys empty, and says so" \
-    "the last stage is no x86 kernel image, and no --kernel-keys" \
+    "the last stage is no kernel image it can read, and no --kernel-keys" \
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-foreign"
 refused_with "modules: unsigned is refused under lockdown" "LOCKDOWN_MODULE_SIGNATURE" \
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-none"

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Synthetic x86 kernel images (bzImage) for the tests, and malformed ones.
+"""Synthetic kernel images (x86 bzImage, arm64 Image) for the tests, and malformed ones.
 
     mkbzimage.py payload OUT [--cert DER]... [--compress xz|zstd|gzip|lz4|none]
-                 [--filler BYTES] [--corrupt KIND] [--bomb MIB]
-    mkbzimage.py header IMAGE.efi [--protocol 0x20f] [--payload-length N]
+                 [--filler BYTES] [--align 8|256] [--corrupt KIND] [--bomb MIB]
+    mkbzimage.py header IMAGE.efi PAYLOAD [--protocol 0x20f] [--payload-length N]
+    mkbzimage.py header IMAGE.efi PAYLOAD --arm64
 
 `payload` writes a stand-in for a kernel's compressed payload: filler,
 then the certificates laid out as certs/system_certificates.S lays them
@@ -15,7 +16,12 @@ KIND breaks one thing: no-size-word (the length word is missing),
 two-lists, wrong-size (the appended size is off by one), corrupt (bytes in
 the middle of the stream changed). --bomb writes MIB MiB of zeros, gzip'd.
 
-`header` makes a PE image (tests/tools/mkpe.py, with few enough sections
+With --align 256 the list is laid out as on arm64, where `.align 8` means
+2^8 bytes.
+
+`header --arm64` makes a PE image an arm64 Image instead: the magic
+"ARM\x64" at 0x38, the kernel (an uncompressed payload) in its sections.
+Otherwise `header` makes a PE image (tests/tools/mkpe.py, with few enough sections
 that its headers end before 0x1f1) a bzImage: it writes the setup header
 (boot_flag, "HdrS", the protocol version, setup_sects, payload_offset and
 payload_length) so that the payload is the raw data of its section named
@@ -30,21 +36,23 @@ import sys
 import zlib
 
 
-def cert_list(ders):
+def cert_list(ders, align):
     body = b"".join(ders)
-    pad = b"\0" * (-len(body) % 8)
+    pad = b"\0" * (-len(body) % align)
     return body + pad + struct.pack("<QQ", len(body), len(ders[0]) if ders else 0)
 
 
-def vmlinux(ders, corrupt, filler_size):
+def vmlinux(ders, corrupt, filler_size, align):
     # Filler with stray SEQUENCE headers in it, as real kernels have.
     filler = bytes((i * 37 + 11) % 251 for i in range(filler_size)) + b"\x30\x82\x01\x00" * 8
-    listed = cert_list(ders)
+    listed = cert_list(ders, align)
     if corrupt == "no-size-word":
         listed = b"".join(ders) + b"\x55" * 16
-    data = b"\x7fELF" + filler + listed + filler
+    head = b"\x7fELF" + filler
+    head += b"\0" * (-len(head) % align)      # the list starts aligned, as .align puts it
+    data = head + listed + filler
     if corrupt == "two-lists":
-        data += cert_list(ders) + filler
+        data += b"\0" * (-len(data) % align) + cert_list(ders, align) + filler
     return data
 
 
@@ -72,7 +80,7 @@ def payload(args):
     if args.bomb:
         return bomb(args.out, args.bomb)
     ders = [open(p, "rb").read() for p in args.cert]
-    data = vmlinux(ders, args.corrupt, args.filler)
+    data = vmlinux(ders, args.corrupt, args.filler, args.align)
     if args.compress == "none":
         return open(args.out, "wb").write(data)
     data = compress(data, args.compress)
@@ -86,6 +94,9 @@ def payload(args):
 
 def header(args):
     img = bytearray(open(args.image, "rb").read())
+    if args.arm64:
+        img[0x38:0x3C] = b"ARM\x64"                # the Image header's magic
+        return open(args.image, "wb").write(img)
     pe = struct.unpack_from("<I", img, 0x3C)[0]
     nsec, opt_size = struct.unpack_from("<H", img, pe + 6)[0], struct.unpack_from("<H", img, pe + 20)[0]
     table = pe + 24 + opt_size
@@ -117,6 +128,7 @@ def main():
     p.add_argument("--cert", action="append", default=[])
     p.add_argument("--compress", default="xz", choices=["xz", "zstd", "gzip", "lz4", "none"])
     p.add_argument("--filler", type=int, default=40000, help="bytes of filler either side of the list")
+    p.add_argument("--align", type=int, default=8, help="what .align 8 means: 8 (x86) or 256 (arm64)")
     p.add_argument("--corrupt", choices=["no-size-word", "two-lists", "wrong-size", "corrupt"])
     p.add_argument("--bomb", type=int)
     h = sub.add_parser("header")
@@ -124,6 +136,7 @@ def main():
     h.add_argument("payload", help="the payload file, for its length")
     h.add_argument("--protocol", default="0x020f")
     h.add_argument("--payload-length", type=int)
+    h.add_argument("--arm64", action="store_true", help="an arm64 Image: the magic, the kernel uncompressed")
     args = ap.parse_args()
     payload(args) if args.cmd == "payload" else header(args)
 

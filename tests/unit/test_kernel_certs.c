@@ -140,6 +140,23 @@ static void test_find(void)
     /* Nothing at all, and a list cut short by the end of the data. */
     CHECK(kernel_cert_list_find(buf, 0, &start, &size, &err) < 0);
     CHECK(kernel_cert_list_find(buf, 13 + list + 3, &start, &size, &err) < 0);
+    /* arm64: .align 8 is 2^8 bytes, so up to 255 zeros before the word. */
+    {
+        size_t at = 4096, end = at, word;
+
+        memset(buf, 0x55, 16384);
+        put_cert(buf, &end, a);
+        word = at + ((end - at + 255) & ~(size_t)255);
+        memset(buf + end, 0, word - end + 8);
+        buf[word] = (uint8_t)(end - at);
+        buf[word + 1] = (uint8_t)((end - at) >> 8);
+        CHECK(kernel_cert_list_find(buf, word + 64, &start, &size, &err) == 0 && start == at && size == end - at);
+        /* Further than any .align 8 puts it: no list. */
+        memset(buf + word, 0, 256);
+        buf[word + 256] = (uint8_t)(end - at);
+        buf[word + 257] = (uint8_t)((end - at) >> 8);
+        CHECK(kernel_cert_list_find(buf, word + 320, &start, &size, &err) < 0);
+    }
     free(buf);
     X509_free(a);
     X509_free(b);
