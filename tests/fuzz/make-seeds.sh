@@ -28,7 +28,7 @@
 #                              key, one cosigned; key files
 #   OUTDIR/fuzz_tlog_proof/    entry, NUL, its tlog-proof from that log
 #   OUTDIR/fuzz_kernel_image/  synthetic bzImages each way Linux compresses
-#                              them, their payloads uncompressed, and the
+#                              them, an arm64 Image, a payload uncompressed, the
 #                              bytes around the certificate list of Debian's
 #                              real kernels
 #   OUTDIR/fuzz_requests/      '0' + requests.json, '1' + Release, '2' +
@@ -747,21 +747,31 @@ if command -v openssl >/dev/null; then
     for z in xz zstd gzip none; do
         command -v zstd >/dev/null || [ "$z" != zstd ] || continue
         $mkbz payload "$tmp/kimg.$z" --cert "$tmp/kimg.der" --compress "$z" --filler 600 || continue
-        if [ "$z" = none ]; then cp "$tmp/kimg.$z" "$kimg/decompressed"; continue; fi
+        if [ "$z" = none ]; then
+            cp "$tmp/kimg.$z" "$kimg/decompressed"
+            # An arm64 Image: the kernel uncompressed, .align 8 being 256 bytes.
+            $mkbz payload "$tmp/kimg.a64" --cert "$tmp/kimg.der" --compress none --filler 600 --align 256 &&
+                python3 "$here/../tools/mkpe.py" "$tmp/kimg.efi" --sections 1 --add-section .payload="$tmp/kimg.a64" &&
+                $mkbz header "$tmp/kimg.efi" "$tmp/kimg.a64" --arm64 && cp "$tmp/kimg.efi" "$kimg/image-arm64"
+            continue
+        fi
         python3 "$here/../tools/mkpe.py" "$tmp/kimg.efi" --sections 1 \
             --add-section .payload="$tmp/kimg.$z" &&
             $mkbz header "$tmp/kimg.efi" "$tmp/kimg.$z" && cp "$tmp/kimg.efi" "$kimg/bzimage-$z"
     done
 fi
 # Debian's kernels: 2 KiB either side of the list, found by the build key's CN.
-for k in "$fixtures"/signed-kernel/boot/vmlinuz-* "$fixtures"/trixie/signed-kernel/boot/vmlinuz-*; do
+for k in "$fixtures"/signed-kernel/boot/vmlinuz-* "$fixtures"/trixie/signed-kernel/boot/vmlinuz-* \
+    "$fixtures"/trixie/signed-kernel-arm64/boot/vmlinuz-*; do
     [ -f "$k" ] || continue
     python3 - "$k" "$kimg/window-$(basename "$k")" <<'PY' || true
 import lzma, struct, subprocess, sys
 img = open(sys.argv[1], "rb").read()
 start = ((img[0x1F1] or 4) + 1) * 512 + struct.unpack_from("<I", img, 0x248)[0]
 pay = img[start:start + struct.unpack_from("<I", img, 0x24C)[0]]
-if pay.startswith(b"\x28\xb5\x2f\xfd"):
+if img[0x38:0x3C] == b"ARM\x64":     # an arm64 Image: the kernel as it is
+    data = img
+elif pay.startswith(b"\x28\xb5\x2f\xfd"):
     data = subprocess.run(["zstd", "-dc"], input=pay[:-4], capture_output=True).stdout
 else:
     data = lzma.LZMADecompressor().decompress(pay)
