@@ -1,10 +1,8 @@
 #include "uefi/kernel_certs.h"
 
-#include <errno.h>
 #include <openssl/err.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "archive/decompress.h"
 #include "base/cleanup.h"
@@ -21,8 +19,9 @@
 #define PAYLOAD_LENGTH 0x24c
 #define HEADER_END 0x250
 /* payload_offset and payload_length came with boot protocol 2.08 (Linux 2.6.26). */
-#define ARM64_MAGIC 0x38     /* arm64 booting.rst: the Image header's "ARM\x64" */
 #define PAYLOAD_PROTOCOL 0x0208
+/* arm64's booting.rst: the Image header's magic, "ARM\x64". */
+#define ARM64_MAGIC 0x38
 
 static void kernel_list_scan_freep(kernel_list_scan **s)
 {
@@ -196,6 +195,8 @@ void kernel_key_description(X509 *cert, char *out, size_t size)
     char *p = out, *end = out + size - 1;
     int len, id_len = 0;
 
+    if (!size)
+        return;
     kernel_subject(X509_get_subject_name(cert), &p, end);
     /* The subject key identifier, else the serial number's content
      * octets as DER has them (a leading zero included). */
