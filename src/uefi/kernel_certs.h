@@ -22,9 +22,9 @@
 
 /* The longest certificate list looked for, a bound on what is held while
  * looking. Debian's kernels build in one certificate, the build key (1.3 KB
- * in trixie's), and the kernel's own ASN.1 length field caps each at 64 KiB:
- * this is 16 such certificates, or 800 of Debian's. A longer list is not
- * found. */
+ * in bookworm's, 0.5 KB in trixie's), and the kernel's 16-bit length field
+ * caps each at 64 KiB: this is 16 of the largest possible, or about 800 of
+ * bookworm's. A longer list is not found. */
 #define KERNEL_MAX_CERT_LIST (1024 * 1024)
 
 /* Finds the one certificate list in a decompressed kernel, given a block
