@@ -98,9 +98,9 @@ static int stream_failed(const range_reader *r, rs_error *err)
 int rs_decompress_to_memfd(const char *path, uint64_t limit, int *out, uint64_t *size, rs_error *err)
 {
     _cleanup_input_ rs_input in = { .fd = -1 };
-    _cleanup_close_ int fd = -1;   /* closed after the archive is freed */
-    _cleanup_(rs_archive_freep) struct archive *a = NULL;
+    _cleanup_close_ int fd = -1;
     _cleanup_free_ range_reader *r = calloc(1, sizeof(*r));
+    _cleanup_(rs_archive_freep) struct archive *a = NULL;   /* freed first: it reads through r */
 
     if (!r)
         return rs_fail(err, "%s: out of memory", path);
@@ -143,8 +143,8 @@ static int give_in_order(void *ctx, uint64_t off, const void *data, size_t len, 
 int rs_decompress_range_each(const rs_input *in, uint64_t off, uint64_t len, uint64_t limit, rs_decompress_fn fn,
                              void *ctx, uint64_t *size, rs_error *err)
 {
-    _cleanup_(rs_archive_freep) struct archive *a = NULL;
     _cleanup_free_ range_reader *r = calloc(1, sizeof(*r));
+    _cleanup_(rs_archive_freep) struct archive *a = NULL;   /* freed first: it reads through r */
     in_order o = { fn, ctx, 0 };
 
     if (!r)

@@ -205,9 +205,8 @@ static int check_modules(const chain_inputs *in, const chain_result *r, const ch
 {
     _cleanup_(kernel_keys_free) kernel_keys keys = { 0 };
     module_walk m = { .keys = &keys, .json = doc != NULL };
-    rs_error err;
-
     json_t *builtin;
+    rs_error err;
 
     if (chain_kernel_keys(in, r, keys_path, &keys, &err) < 0)
         return cli_fail(&err);
