@@ -66,6 +66,11 @@ module_agrees mok "$WORK/mod-debian" efivarfs.ko loaded \
     "4. under lockdown, Debian's own efivarfs.ko loads by its build key, which chain reads from the kernel image" \
     "${MOKCHAIN[@]}"
 builtin_keys_agree mok "4. the kernel and chain name the same built-in keys" "${MOKCHAIN[@]}"
+# Every module of Debian's kernel, by the build key chain reads out of it.
+n=$(find "$FIXTURES"/signed-kernel/lib/modules -name '*.ko' | wc -l)
+check "4. chain verifies all $n modules of Debian's kernel by the build key in its image" bash -c "
+    '$REPROSIGN' chain --vars '$MSVARS' '$SHIM' '$GRUB' '$KERNEL' --modules '$FIXTURES/signed-kernel/lib/modules' |
+        grep -q 'OK, $n verified (.builtin_trusted_keys $n,' && [ $n -gt 1000 ]"
 check "4. the kernel is locked down" grep -a -q 'lockdown: none \[integrity\]' "$WORK/boot-mok/serial.log"
 check "4. the MOK certificate is in .machine, from MokListRT" bash -c "
     grep -a -q 'MokListRT' '$WORK/boot-mok/serial.log' && grep -a -q 'asymmetri reprosign test mok' '$WORK/boot-mok/serial.log'"
