@@ -168,10 +168,10 @@ static int check_module(void *ctx, const char *rel, const char *path, const stru
 /* Where .builtin_trusted_keys came from, and whose keys it holds, each by
  * the name the kernel gives it in /proc/keys and its log: an auditor sees
  * which build key the modules were checked with. */
-static json_t *builtin_keys(const kernel_keys *keys, const char *keys_path, const chain_result *r, bool json)
+static json_t *builtin_keys(const kernel_keys *keys, bool json)
 {
     static const char *from[] = { "none", "file", "image" };
-    const char *source = keys_path ? keys_path : r->stages[r->n - 1].path;
+    const char *source = keys->builtin_path ? keys->builtin_path : "";
     json_t *certs = json_array();
 
     for (int i = 0; i < sk_X509_num(keys->builtin.anchors); i++) {
@@ -210,7 +210,7 @@ static int check_modules(const chain_inputs *in, const chain_result *r, const ch
 
     if (chain_kernel_keys(in, r, keys_path, &keys, &err) < 0)
         return cli_fail(&err);
-    builtin = builtin_keys(&keys, keys_path, r, doc != NULL);
+    builtin = builtin_keys(&keys, doc != NULL);
     m.failures = json_array();
     if (rs_walk_tree(dir, NULL, check_module, &m, &err) < 0) {
         json_decref(m.failures);

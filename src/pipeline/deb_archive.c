@@ -1,12 +1,8 @@
 #include "pipeline/deb_archive.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/cleanup.h"
-#include "base/file.h"
 
 #define BLOCK (64 * 1024)
 

@@ -111,8 +111,10 @@ static int load_builtin(kernel_keys *k, const kernel_sources *src, rs_error *err
 
     if (src->builtin) {
         k->builtin_from = KERNEL_BUILTIN_FILE;
+        k->builtin_path = src->builtin;
         return rs_trust_add_file(&k->builtin, src->builtin, err);
     }
+    k->builtin_path = src->image;
     if (!src->image)
         return 0;
     if ((r = kernel_image_certs(src->image, RS_MAX_DECOMPRESSED, &k->builtin, &n, err)) < 0)

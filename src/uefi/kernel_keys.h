@@ -29,6 +29,7 @@ typedef enum kernel_builtin_source {
 typedef struct kernel_keys {
     rs_trust builtin, machine, platform;
     kernel_builtin_source builtin_from;
+    const char *builtin_path;    /* the file, or the image read (or not): the caller's string */
     rs_digest_list revoked_bin;  /* module content SHA-256 */
     rs_digest_list revoked_tbs;  /* certificate TBS SHA-256 */
 } kernel_keys;
