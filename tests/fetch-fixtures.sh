@@ -77,47 +77,77 @@ if [ "$want" = all ] || [ "$want" = templates ]; then
         download $(template_unsigned "$t")
     done
 fi
-# trixie, Debian's stable release since 2025: its signing templates on
-# every architecture that has them, with the unsigned packages each names,
-# into $dir/trixie/debs. apt fetches them with a sources list and state of
-# its own, so the release is verified with debian-archive-keyring and the
-# machine's apt setup is left alone. $dir/trixie/trixie.list names them
-# for the tests ("ARCH TEMPLATE" a line). The kernels' (550 MB) are fetched
-# only when asked for (trixie-kernel.list), for the slow tests.
-trixie_apt() {   # trixie_apt apt-get|apt-cache ARGS...
-    local t=$dir/trixie/apt cmd=$1
-    shift
+# Releases and architectures beyond the machine's own: apt with a sources
+# list and state of its own for each set ($dir/SET/apt), so every release is
+# verified with debian-archive-keyring and the machine's apt setup is left
+# alone. Packages land in $dir/SET/debs.
+set_apt() {   # set_apt SET apt-get|apt-cache ARGS...
+    local t=$dir/$1/apt cmd=$2
+    shift 2
     "$cmd" -q -o Dir::Etc::SourceList="$t/sources.list" -o Dir::Etc::SourceParts="$t/parts" \
         -o Dir::State::Lists="$t/lists" -o Dir::Cache="$t/cache" -o Dir::State::Status="$t/status" \
         -o APT::Architecture=amd64 -o APT::Architectures=amd64,arm64,i386 -o Acquire::Languages=none "$@"
 }
-trixie_update() {   # once a day at most; a failed update with lists at hand uses them
-    local t=$dir/trixie/apt
-    mkdir -p "$t/lists/partial" "$t/cache/archives/partial" "$t/parts" "$dir/trixie/debs"
+set_update() {   # set_update SET SOURCES: once a day at most; a failed update with lists at hand uses them
+    local t=$dir/$1/apt
+    mkdir -p "$t/lists/partial" "$t/cache/archives/partial" "$t/parts" "$dir/$1/debs"
     touch "$t/status"
-    echo "deb [arch=amd64,arm64,i386 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-        "http://deb.debian.org/debian trixie main" >"$t/sources.list"
+    echo "$2" >"$t/sources.list"
     # (The lists keep the archive's dates: a stamp of our own tells their age.)
     if [ -z "$(find "$t" -maxdepth 1 -name updated -mtime -1)" ]; then
-        if trixie_apt apt-get update >"$t/update.log" 2>&1; then
+        if set_apt "$1" apt-get update >"$t/update.log" 2>&1; then
             touch "$t/updated"
-        elif [ -z "$(find "$t/lists" -maxdepth 1 -name '*_Packages')" ]; then
+        elif [ -z "$(find "$t/lists" -maxdepth 1 -name '*_Packages*')" ]; then
             cat "$t/update.log" >&2; return 1
         fi
     fi
 }
-trixie_missing() {   # trixie_missing ARCH PKG...: those not yet fetched, as PKG:ARCH
-    local arch=$1 pkg
-    shift
+set_missing() {   # set_missing SET ARCH PKG...: those not yet fetched, as PKG:ARCH
+    local set=$1 arch=$2 pkg
+    shift 2
     for pkg in "$@"; do
-        compgen -G "$dir/trixie/debs/${pkg}_*_$arch.deb" >/dev/null ||
-            compgen -G "$dir/trixie/debs/${pkg}_*_all.deb" >/dev/null || echo "$pkg:$arch"
+        compgen -G "$dir/$set/debs/${pkg}_*_$arch.deb" >/dev/null ||
+            compgen -G "$dir/$set/debs/${pkg}_*_all.deb" >/dev/null || echo "$pkg:$arch"
     done
 }
-trixie_download() {   # trixie_download PKG:ARCH...: one apt run for them all
+set_download() {   # set_download SET PKG:ARCH...: one apt run for them all
+    local set=$1
+    shift
     [ $# -eq 0 ] && return 0
-    (cd "$dir/trixie/debs" && chmod 0777 . && trixie_apt apt-get download "$@" >/dev/null)
+    (cd "$dir/$set/debs" && chmod 0777 . && set_apt "$set" apt-get download "$@" >/dev/null)
 }
+set_extract() {   # set_extract SET PKG:ARCH...: each into $dir/SET/root/PKG
+    local set=$1 pa p arch
+    shift
+    for pa in "$@"; do
+        p=${pa%:*} arch=${pa#*:}
+        if [ ! -d "$dir/$set/root/$p" ]; then
+            rm -rf "$dir/$set/root/$p.tmp" && mkdir -p "$dir/$set/root/$p.tmp"
+            dpkg-deb -x "$(ls "$dir/$set/debs/${p}"_*_"$arch".deb | sort -V | tail -n 1)" "$dir/$set/root/$p.tmp"
+            mv "$dir/$set/root/$p.tmp" "$dir/$set/root/$p"
+        fi
+    done
+}
+# The signed kernel a metapackage depends on (apt-cache names a foreign
+# architecture's as NAME:ARCH).
+set_kernel() {   # set_kernel SET METAPACKAGE ARCH
+    set_apt "$1" apt-cache depends "$2:$3" 2>/dev/null |
+        sed -n "s/^ *Depends: \(linux-image-[0-9][^:]*\)\(:$3\)\?\$/\1/p" | head -n 1
+}
+debian_sources() {   # debian_sources ARCHS SUITE...: sources.list lines, main only
+    local suite mirror
+    for suite in "${@:2}"; do
+        mirror=http://deb.debian.org/debian
+        [[ $suite == *-security ]] && mirror=http://deb.debian.org/debian-security
+        echo "deb [arch=$1 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main"
+    done
+}
+# trixie, Debian's stable release since 2025: its signing templates on
+# every architecture that has them, with the unsigned packages each names,
+# into $dir/trixie/debs. $dir/trixie/trixie.list names them for the tests
+# ("ARCH TEMPLATE" a line). The kernels' (550 MB) are fetched only when
+# asked for (trixie-kernel.list), for the slow tests.
+trixie_update() { set_update trixie "$(debian_sources amd64,arm64,i386 trixie)"; }
 trixie_files_json() {   # trixie_files_json TEMPLATE: its files.json
     dpkg-deb --fsys-tarfile "$(ls "$dir/trixie/debs/${1}"_*.deb | sort -V | tail -n 1)" |
         tar -xO --wildcards './usr/share/code-signing/*/files.json'
@@ -138,19 +168,19 @@ i386 grub-efi-ia32-signed-template"
 arm64 linux-image-arm64-signed-template"
     trixie_update
     # shellcheck disable=SC2046
-    trixie_download $(while read -r arch t; do trixie_missing "$arch" "$t"; done <<<"$list")
+    set_download trixie $(while read -r arch t; do set_missing trixie "$arch" "$t"; done <<<"$list")
     # shellcheck disable=SC2046
-    trixie_download $(while read -r arch t; do
-        trixie_missing "$arch" $(trixie_files_json "$t" |
+    set_download trixie $(while read -r arch t; do
+        set_missing trixie "$arch" $(trixie_files_json "$t" |
             python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))')
     done <<<"$list")
     # What an unsigned package needs at its exact version (the GRUB images'
     # grub-common) comes too: an archive serves them together.
     # shellcheck disable=SC2046
-    trixie_download $(while read -r arch t; do
+    set_download trixie $(while read -r arch t; do
         for p in $(trixie_files_json "$t" | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'); do
             # shellcheck disable=SC2046
-            trixie_missing "$arch" $(dpkg-deb -f "$(ls "$dir/trixie/debs/${p}_"*"_$arch.deb" "$dir/trixie/debs/${p}_"*_all.deb 2>/dev/null |
+            set_missing trixie "$arch" $(dpkg-deb -f "$(ls "$dir/trixie/debs/${p}_"*"_$arch.deb" "$dir/trixie/debs/${p}_"*_all.deb 2>/dev/null |
                 sort -V | tail -n 1)" Depends | tr ',' '\n' | sed -n 's/^ *\([^ ]*\) *(= .*/\1/p')
         done
     done <<<"$list")
@@ -175,26 +205,27 @@ fi
 # trixie's signed boot chain, as a trixie machine boots it: shim signed by
 # Microsoft, GRUB and the cloud kernel signed by Debian (36 MB); and the
 # arm64 cloud kernel, an uncompressed Image with its modules (28 MB).
-trixie_cloud_kernel() {   # trixie_cloud_kernel ARCH: its signed package's name (apt-cache
-                          # names a foreign architecture's as NAME:ARCH)
-    trixie_apt apt-cache depends "linux-image-cloud-$1:$1" 2>/dev/null |
-        sed -n "s/^ *Depends: \(linux-image-[0-9].*-cloud-$1\)\(:$1\)\?\$/\1/p" | head -n 1
-}
 if [ "$want" = all ] || [ "$want" = trixie-bootchain ]; then
     trixie_update
-    kpkg=$(trixie_cloud_kernel amd64) kpkg_arm64=$(trixie_cloud_kernel arm64)
+    kpkg=$(set_kernel trixie linux-image-cloud-amd64 amd64) kpkg_arm64=$(set_kernel trixie linux-image-cloud-arm64 arm64)
     [ -n "$kpkg" ] && [ -n "$kpkg_arm64" ] ||
         { echo "fetch-fixtures: cannot resolve trixie's linux-image-cloud-amd64 and -arm64" >&2; exit 1; }
     # shellcheck disable=SC2046
-    trixie_download $(trixie_missing amd64 shim-signed grub-efi-amd64-signed "$kpkg"; trixie_missing arm64 "$kpkg_arm64")
-    for pa in shim-signed:amd64 grub-efi-amd64-signed:amd64 "$kpkg:amd64" "$kpkg_arm64:arm64"; do
-        p=${pa%:*} arch=${pa#*:}
-        if [ ! -d "$dir/trixie/root/$p" ]; then
-            rm -rf "$dir/trixie/root/$p.tmp" && mkdir -p "$dir/trixie/root/$p.tmp"
-            dpkg-deb -x "$(ls "$dir/trixie/debs/${p}"_*_"$arch".deb | sort -V | tail -n 1)" "$dir/trixie/root/$p.tmp"
-            mv "$dir/trixie/root/$p.tmp" "$dir/trixie/root/$p"
-        fi
-    done
+    set_download trixie $(set_missing trixie amd64 shim-signed grub-efi-amd64-signed "$kpkg"; set_missing trixie arm64 "$kpkg_arm64")
+    set_extract trixie shim-signed:amd64 grub-efi-amd64-signed:amd64 "$kpkg:amd64" "$kpkg_arm64:arm64"
     ln -sfn "root/$kpkg" "$dir/trixie/signed-kernel"
     ln -sfn "root/$kpkg_arm64" "$dir/trixie/signed-kernel-arm64"
+fi
+# bookworm's signed boot chain for 32-bit x86, as a machine with 32-bit UEFI
+# boots it: shim signed by Microsoft (shimia32), GRUB for i386-efi and the
+# 686 kernel signed by Debian, with an i386 busybox for the initramfs
+# (55 MB), into $dir/bookworm-i386.
+if [ "$want" = all ] || [ "$want" = bookworm-i386 ]; then
+    set_update bookworm-i386 "$(debian_sources i386 bookworm bookworm-updates bookworm-security)"
+    kpkg=$(set_kernel bookworm-i386 linux-image-686 i386)
+    [ -n "$kpkg" ] || { echo "fetch-fixtures: cannot resolve bookworm's linux-image-686" >&2; exit 1; }
+    # shellcheck disable=SC2046
+    set_download bookworm-i386 $(set_missing bookworm-i386 i386 shim-signed grub-efi-ia32-signed "$kpkg" busybox-static)
+    set_extract bookworm-i386 shim-signed:i386 grub-efi-ia32-signed:i386 "$kpkg:i386" busybox-static:i386
+    ln -sfn "root/$kpkg" "$dir/bookworm-i386/signed-kernel"
 fi
