@@ -224,8 +224,12 @@ static int check_modules(const chain_inputs *in, const chain_result *r, const ch
                                                       "failures", m.failures));
     else {
         json_decref(m.failures);
-        printf("modules %s: %s, %zu verified (.builtin_trusted_keys %zu, .machine %zu, .platform %zu), %zu failed\n",
-               dir, *ok ? "OK" : "FAILED", m.ok, m.by_ring[0], m.by_ring[1], m.by_ring[2], m.failed);
+        /* No module at all fails too: a mistyped directory must not pass. */
+        if (m.ok == 0 && m.failed == 0)
+            printf("modules %s: FAILED, no kernel module (*.ko, *.ko.xz, *.ko.zst, *.ko.gz) under it\n", dir);
+        else
+            printf("modules %s: %s, %zu verified (.builtin_trusted_keys %zu, .machine %zu, .platform %zu), %zu failed\n",
+                   dir, *ok ? "OK" : "FAILED", m.ok, m.by_ring[0], m.by_ring[1], m.by_ring[2], m.failed);
     }
     return EXIT_OK;
 }

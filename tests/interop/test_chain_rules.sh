@@ -330,6 +330,10 @@ mkdir -p "$WORK/m-bomb" && head -c 600M /dev/zero | xz -1 >"$WORK/m-bomb/a.ko.xz
 refused_with "modules: a .ko.xz that decompresses past the limit is refused, with the limit" \
     "m-bomb/a.ko.xz: REFUSED.*a.ko.xz: decompressed: too large (over 536870912 bytes)" \
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-bomb"
+mkdir -p "$WORK/m-empty/sub" && cp "$WORK/m-mok/a.ko" "$WORK/m-empty/sub/a.ko.p7s"
+refused_with "modules: a directory with no module in it fails, saying so (a mistyped path must not pass)" \
+    "m-empty: FAILED, no kernel module (\*.ko, \*.ko.xz, \*.ko.zst, \*.ko.gz) under it" \
+    "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-empty"
 cp "$WORK/m-mok/a.ko" "$WORK/m-fake-xz/a.ko.xz"
 refused_with "modules: a .ko.xz that is not compressed is refused" "a.ko.xz: REFUSED.*not compressed with xz, zstd or gzip" \
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-fake-xz"
