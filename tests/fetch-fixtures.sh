@@ -116,15 +116,17 @@ set_download() {   # set_download SET PKG:ARCH...: one apt run for them all
     [ $# -eq 0 ] && return 0
     (cd "$dir/$set/debs" && chmod 0777 . && set_apt "$set" apt-get download "$@" >/dev/null)
 }
-set_extract() {   # set_extract SET PKG:ARCH...: each into $dir/SET/root/PKG
-    local set=$1 pa p arch
+set_extract() {   # set_extract SET PKG:ARCH[=NAME]...: each into $dir/SET/root/NAME (default PKG)
+    local set=$1 spec pa p arch name
     shift
-    for pa in "$@"; do
+    for spec in "$@"; do
+        pa=${spec%%=*} name=${spec#*=}
         p=${pa%:*} arch=${pa#*:}
-        if [ ! -d "$dir/$set/root/$p" ]; then
-            rm -rf "$dir/$set/root/$p.tmp" && mkdir -p "$dir/$set/root/$p.tmp"
-            dpkg-deb -x "$(ls "$dir/$set/debs/${p}"_*_"$arch".deb | sort -V | tail -n 1)" "$dir/$set/root/$p.tmp"
-            mv "$dir/$set/root/$p.tmp" "$dir/$set/root/$p"
+        [ "$name" = "$spec" ] && name=$p
+        if [ ! -d "$dir/$set/root/$name" ]; then
+            rm -rf "$dir/$set/root/$name.tmp" && mkdir -p "$dir/$set/root/$name.tmp"
+            dpkg-deb -x "$(ls "$dir/$set/debs/${p}"_*_"$arch".deb | sort -V | tail -n 1)" "$dir/$set/root/$name.tmp"
+            mv "$dir/$set/root/$name.tmp" "$dir/$set/root/$name"
         fi
     done
 }
@@ -204,15 +206,18 @@ if [ "$want" = all ] || [ "$want" = trixie-buildd ]; then
 fi
 # trixie's signed boot chain, as a trixie machine boots it: shim signed by
 # Microsoft, GRUB and the cloud kernel signed by Debian (36 MB); and the
-# arm64 cloud kernel, an uncompressed Image with its modules (28 MB).
+# same for arm64, its cloud kernel an uncompressed Image, with an arm64
+# busybox for the initramfs (31 MB). arm64's shim is root/shim-signed-arm64.
 if [ "$want" = all ] || [ "$want" = trixie-bootchain ]; then
     trixie_update
     kpkg=$(set_kernel trixie linux-image-cloud-amd64 amd64) kpkg_arm64=$(set_kernel trixie linux-image-cloud-arm64 arm64)
     [ -n "$kpkg" ] && [ -n "$kpkg_arm64" ] ||
         { echo "fetch-fixtures: cannot resolve trixie's linux-image-cloud-amd64 and -arm64" >&2; exit 1; }
     # shellcheck disable=SC2046
-    set_download trixie $(set_missing trixie amd64 shim-signed grub-efi-amd64-signed "$kpkg"; set_missing trixie arm64 "$kpkg_arm64")
-    set_extract trixie shim-signed:amd64 grub-efi-amd64-signed:amd64 "$kpkg:amd64" "$kpkg_arm64:arm64"
+    set_download trixie $(set_missing trixie amd64 shim-signed grub-efi-amd64-signed "$kpkg"
+        set_missing trixie arm64 shim-signed grub-efi-arm64-signed busybox-static "$kpkg_arm64")
+    set_extract trixie shim-signed:amd64 grub-efi-amd64-signed:amd64 "$kpkg:amd64" "$kpkg_arm64:arm64" \
+        shim-signed:arm64=shim-signed-arm64 grub-efi-arm64-signed:arm64 busybox-static:arm64=busybox-static-arm64
     ln -sfn "root/$kpkg" "$dir/trixie/signed-kernel"
     ln -sfn "root/$kpkg_arm64" "$dir/trixie/signed-kernel-arm64"
 fi

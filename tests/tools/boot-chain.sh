@@ -1,9 +1,11 @@
 # Boots a whole Secure Boot chain in QEMU + OVMF (TCG): shim as
 # \EFI\BOOT\BOOTX64.EFI, GRUB beside it, a kernel and a busybox initramfs
 # (tests/tools/mkinitramfs.py) that reports over the serial console and
-# powers off. Sourced by the boot matrix tests after lib.sh. CHAIN_ARCH=ia32
-# boots 32-bit x86 instead: OVMF's ia32 build in qemu-system-i386, shim as
-# \EFI\BOOT\BOOTIA32.EFI, GRUB as grubia32.efi.
+# powers off. Sourced by the boot matrix tests after lib.sh. CHAIN_ARCH,
+# read at each call, picks the machine: x64 (the default), ia32 (OVMF's
+# 32-bit build in qemu-system-i386: shim as \EFI\BOOT\BOOTIA32.EFI, GRUB
+# as grubia32.efi) or aa64 (AAVMF in qemu-system-aarch64 -machine virt:
+# BOOTAA64.EFI, grubaa64.efi, the console on ttyAMA0).
 #
 #   chain_esp NAME SHIM GRUB KERNEL INITRD   builds $WORK/boot-NAME/esp.img
 #   chain_boot NAME VARS                     starts QEMU in the background
@@ -19,11 +21,17 @@
 # Every boot is bounded (BOOT_TIMEOUT seconds of wall time) and its serial
 # log is kept in $WORK/boot-NAME/serial.log, shown on a failure.
 CHAIN_ARCH=${CHAIN_ARCH:-x64}
-if [ "$CHAIN_ARCH" = ia32 ]; then
-    BOOT_CODE=/usr/share/OVMF/OVMF32_CODE_4M.secboot.fd chain_qemu=qemu-system-i386
-else
-    BOOT_CODE=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd chain_qemu=qemu-system-x86_64
-fi
+chain_machine() {   # the QEMU command line up to its drives, for $CHAIN_ARCH
+    case $CHAIN_ARCH in
+    ia32) echo qemu-system-i386 -machine q35,smm=on,accel=tcg -m 768 -global driver=cfi.pflash01,property=secure,value=on \
+        -drive if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF32_CODE_4M.secboot.fd ;;
+    # pauth-impdef: QEMU's own pointer authentication, far faster under TCG.
+    aa64) echo qemu-system-aarch64 -machine virt -cpu max,pauth-impdef=on -m 768 \
+        -drive if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/AAVMF/AAVMF_CODE.fd ;;
+    *) echo qemu-system-x86_64 -machine q35,smm=on,accel=tcg -m 768 -global driver=cfi.pflash01,property=secure,value=on \
+        -drive if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd ;;
+    esac
+}
 # A Debian kernel reaches the initramfs in about a minute under TCG on a
 # busy 2-core machine; the bound is generous since only a hung boot waits
 # it out.
@@ -35,7 +43,8 @@ chain_esp() {
     cfg=$dir/grub.cfg
     # no_timer_check: under TCG on a loaded machine the IO-APIC timer check
     # can time out and panic the kernel before init ("IO-APIC + timer doesn't work").
-    printf 'set timeout=0\nlinux /vmlinuz console=ttyS0 quiet panic=-1 no_timer_check\ninitrd /initrd.img\nboot\n' >"$cfg"
+    printf 'set timeout=0\nlinux /vmlinuz quiet panic=-1 %s\ninitrd /initrd.img\nboot\n' \
+        "$([ "$CHAIN_ARCH" = aa64 ] && echo console=ttyAMA0 || echo console=ttyS0 no_timer_check)" >"$cfg"
     rm -f "$dir/esp.img"
     mkfs.vfat -C "$dir/esp.img" 65536 >/dev/null &&
         mmd -i "$dir/esp.img" ::/EFI ::/EFI/BOOT ::/EFI/debian &&
@@ -51,9 +60,8 @@ chain_boot() {
     local dir=$WORK/boot-$1
     cp "$2" "$dir/vars.fd"
     : >"$dir/serial.log"
-    "$chain_qemu" -machine q35,smm=on,accel=tcg -m 768 \
-        -global driver=cfi.pflash01,property=secure,value=on \
-        -drive if=pflash,format=raw,unit=0,readonly=on,file="$BOOT_CODE" \
+    # shellcheck disable=SC2046
+    $(chain_machine) \
         -drive if=pflash,format=raw,unit=1,file="$dir/vars.fd" \
         -drive if=none,id=esp,format=raw,file="$dir/esp.img" -device virtio-blk-pci,drive=esp \
         -nodefaults -display none -serial file:"$dir/serial.log" -no-reboot &
