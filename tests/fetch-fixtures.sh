@@ -3,6 +3,7 @@
 # the fixtures directory (default: build/fixtures). Safe to re-run.
 #   tests/fetch-fixtures.sh [DIR]
 set -euo pipefail
+declare -A binary modules   # forky-kernels: each architecture's packages
 
 dir=${1:-${FIXTURES:-build/fixtures}}
 mkdir -p "$dir/debs"
@@ -233,4 +234,32 @@ if [ "$want" = all ] || [ "$want" = bookworm-i386 ]; then
     set_download bookworm-i386 $(set_missing bookworm-i386 i386 shim-signed grub-efi-ia32-signed "$kpkg" busybox-static)
     set_extract bookworm-i386 shim-signed:i386 grub-efi-ia32-signed:i386 "$kpkg:i386" busybox-static:i386
     ln -sfn "root/$kpkg" "$dir/bookworm-i386/signed-kernel"
+fi
+# forky's kernels for loong64 and riscv64, the Debian kernels whose images
+# are neither a bzImage nor an arm64 Image: loong64's is an EFI zboot image
+# (its kernel compressed with zstd inside a small EFI program), riscv64's
+# a RISC-V Image. Since forky a kernel comes in three packages: the image
+# (linux-binary-*), its modules (linux-modules-*) and linux-image-*
+# depending on both (210 MB), into $dir/forky/root, with links
+# $dir/forky/kernel-ARCH/{binary,modules}.
+if [ "$want" = all ] || [ "$want" = forky-kernels ]; then
+    set_update forky "$(debian_sources loong64,riscv64 forky)"
+    specs=()
+    for arch in loong64 riscv64; do
+        kpkg=$(set_kernel forky "linux-image-$arch" "$arch")
+        parts=$(set_apt forky apt-cache depends "$kpkg:$arch" 2>/dev/null |
+            sed -n 's/^ *Depends: \(linux-\(binary\|modules\)-[^:]*\).*/\1/p' | sort -u)
+        [ "$(echo "$parts" | wc -w)" = 2 ] ||
+            { echo "fetch-fixtures: cannot resolve forky's linux-image-$arch into its image and modules" >&2; exit 1; }
+        for p in $parts; do specs+=("$p:$arch"); done
+        binary[$arch]=$(echo "$parts" | grep '^linux-binary-') modules[$arch]=$(echo "$parts" | grep '^linux-modules-')
+    done
+    # shellcheck disable=SC2046
+    set_download forky $(for spec in "${specs[@]}"; do set_missing forky "${spec#*:}" "${spec%:*}"; done)
+    set_extract forky "${specs[@]}"
+    for arch in loong64 riscv64; do
+        mkdir -p "$dir/forky/kernel-$arch"
+        ln -sfn "../root/${binary[$arch]}" "$dir/forky/kernel-$arch/binary"
+        ln -sfn "../root/${modules[$arch]}" "$dir/forky/kernel-$arch/modules"
+    done
 fi

@@ -64,7 +64,8 @@ static const rs_optdoc chain_docs[] = {
     { "kernel-keys", "CERTS",
       "The kernel's built-in certificates (PEM), in place of those read from the last\n"
       "stage's kernel image.",
-      "the certificates built into the last stage, an x86 bzImage or an arm64 Image" },
+      "the certificates built into the last stage: an x86 bzImage, an EFI zboot image, or an arm64 or "
+      "RISC-V Image" },
     { "json", NULL,
       "Print the verdicts as one JSON document.",
       NULL },
@@ -185,8 +186,8 @@ static json_t *builtin_keys(const kernel_keys *keys, bool json)
     if (json)
         return json_pack("{s:s, s:s, s:o}", "from", from[keys->builtin_from], "source", source, "certificates", certs);
     if (keys->builtin_from == KERNEL_BUILTIN_NONE)
-        printf("kernel keys: .builtin_trusted_keys empty: %s is no kernel image it can read (an x86 bzImage or an "
-               "arm64 Image), and no --kernel-keys\n",
+        printf("kernel keys: .builtin_trusted_keys empty: %s is no kernel image it can read (an x86 bzImage, an "
+               "EFI zboot image, or an arm64 or RISC-V Image), and no --kernel-keys\n",
                source);
     else {
         printf("kernel keys: .builtin_trusted_keys from %s %s:",

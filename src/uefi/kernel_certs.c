@@ -20,8 +20,15 @@
 #define HEADER_END 0x250
 /* payload_offset and payload_length came with boot protocol 2.08 (Linux 2.6.26). */
 #define PAYLOAD_PROTOCOL 0x0208
-/* arm64's booting.rst: the Image header's magic, "ARM\x64". */
-#define ARM64_MAGIC 0x38
+/* The Image headers' magic at 0x38: "ARM\x64" (arm64's booting.rst),
+ * "RSC\x05" (riscv's boot-image-header.rst). */
+#define IMAGE_MAGIC 0x38
+/* EFI zboot (drivers/firmware/efi/libstub/zboot-header.S): "zimg" at 4,
+ * the compressed payload's offset and size, and the compression's name. */
+#define ZBOOT_TYPE 4
+#define ZBOOT_PAYLOAD_OFFSET 8
+#define ZBOOT_PAYLOAD_SIZE 12
+#define ZBOOT_COMP_TYPE 24
 
 static void kernel_list_scan_freep(kernel_list_scan **s)
 {
@@ -31,26 +38,22 @@ static void kernel_list_scan_freep(kernel_list_scan **s)
 /* Where the kernel is in the image, and how it is compressed. Linux's
  * Makefiles append the decompressed size as 4 little-endian bytes to an
  * xz or zstd stream (size_append); gzip ends with that size itself. An
- * arm64 Image is the kernel itself, uncompressed. */
+ * arm64 or RISC-V Image is the kernel itself, uncompressed. */
 typedef struct payload {
     uint64_t off, len;       /* the kernel's bytes in the image */
     bool compressed;
     uint32_t decompressed;   /* then its size, mod 2^32, as the image gives it */
 } payload;
 
-static int find_bzimage_payload(const rs_input *in, const uint8_t *h, payload *pl, rs_error *err)
+/* The compressed kernel at off: len bytes, its size word (or gzip's own
+ * size field) the last 4 of them. `header` names what gave them. */
+static int compressed_payload(const rs_input *in, uint64_t off, uint64_t len, const char *header, payload *pl,
+                              rs_error *err)
 {
     uint8_t magic[6], tail[4];
-    uint64_t setup, off, len;
 
-    if (efi_le16(h + HEADER_VERSION) < PAYLOAD_PROTOCOL)
-        return rs_fail(err, "boot protocol %u.%02u has no payload fields (2.08 added them)",
-                       h[HEADER_VERSION + 1], h[HEADER_VERSION]);
-    setup = h[SETUP_SECTS] ? h[SETUP_SECTS] : 4;
-    off = (setup + 1) * 512 + efi_le32(h + PAYLOAD_OFFSET);
-    len = efi_le32(h + PAYLOAD_LENGTH);
     if (off > in->size || len > in->size - off || len < sizeof(magic) + sizeof(tail))
-        return rs_fail(err, "its setup header's payload (%llu bytes at %llu) does not fit in its %llu bytes",
+        return rs_fail(err, "its %s payload (%llu bytes at %llu) does not fit in its %llu bytes", header,
                        (unsigned long long)len, (unsigned long long)off, (unsigned long long)in->size);
     if (rs_input_read(in, off, magic, sizeof(magic), err) < 0 ||
         rs_input_read(in, off + len - sizeof(tail), tail, sizeof(tail), err) < 0)
@@ -66,8 +69,33 @@ static int find_bzimage_payload(const rs_input *in, const uint8_t *h, payload *p
                    magic[0], magic[1], magic[2], magic[3]);
 }
 
-/* 1 and where the kernel is, for an x86 bzImage or an arm64 Image; 0 for
- * anything else. */
+static int find_bzimage_payload(const rs_input *in, const uint8_t *h, payload *pl, rs_error *err)
+{
+    uint64_t setup;
+
+    if (efi_le16(h + HEADER_VERSION) < PAYLOAD_PROTOCOL)
+        return rs_fail(err, "boot protocol %u.%02u has no payload fields (2.08 added them)",
+                       h[HEADER_VERSION + 1], h[HEADER_VERSION]);
+    setup = h[SETUP_SECTS] ? h[SETUP_SECTS] : 4;
+    return compressed_payload(in, (setup + 1) * 512 + efi_le32(h + PAYLOAD_OFFSET), efi_le32(h + PAYLOAD_LENGTH),
+                              "setup header's", pl, err);
+}
+
+/* Makefile.zboot appends the size word after the payload the header
+ * counts (ZBOOT_SIZE_LEN), except to gzip, which ends with its own. */
+static int find_zboot_payload(const rs_input *in, const uint8_t *h, payload *pl, rs_error *err)
+{
+    const char *type = (const char *)h + ZBOOT_COMP_TYPE;
+    uint64_t len = efi_le32(h + ZBOOT_PAYLOAD_SIZE);
+
+    if (!memchr(type, '\0', IMAGE_MAGIC - ZBOOT_COMP_TYPE))
+        return rs_fail(err, "its EFI zboot header's compression type is not a string");
+    return compressed_payload(in, efi_le32(h + ZBOOT_PAYLOAD_OFFSET), strcmp(type, "gzip") ? len + 4 : len,
+                              "EFI zboot header's", pl, err);
+}
+
+/* 1 and where the kernel is, for an x86 bzImage, an EFI zboot image, or
+ * an arm64 or RISC-V Image; 0 for anything else. */
 static int find_payload(const rs_input *in, payload *pl, rs_error *err)
 {
     uint8_t h[HEADER_END];
@@ -78,7 +106,9 @@ static int find_payload(const rs_input *in, payload *pl, rs_error *err)
         return -1;
     if (!memcmp(h + HEADER_MAGIC, "HdrS", 4) && efi_le16(h + BOOT_FLAG) == 0xaa55)
         return find_bzimage_payload(in, h, pl, err);
-    if (!memcmp(h + ARM64_MAGIC, "ARM\x64", 4)) {
+    if (!memcmp(h, "MZ", 2) && !memcmp(h + ZBOOT_TYPE, "zimg", 4))
+        return find_zboot_payload(in, h, pl, err);
+    if (!memcmp(h + IMAGE_MAGIC, "ARM\x64", 4) || !memcmp(h + IMAGE_MAGIC, "RSC\x05", 4)) {
         *pl = (payload){ .off = 0, .len = in->size };
         return 1;
     }

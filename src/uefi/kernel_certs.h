@@ -8,9 +8,13 @@
  *   system_certificate_list_size:  their length, .quad (.long on 32-bit)
  * and certs/common.c reads each one as 30 82 LL LL: a SEQUENCE of LL bytes.
  * An x86 bzImage holds the kernel compressed (Documentation/arch/x86/
- * boot.rst: payload_offset and payload_length, boot protocol 2.08); an
- * arm64 Image (Debian's arm64 vmlinuz) is the kernel uncompressed, with
- * "ARM\x64" at 0x38 (Documentation/arch/arm64/booting.rst). */
+ * boot.rst: payload_offset and payload_length, boot protocol 2.08), and so
+ * does an EFI zboot image (Debian's loong64 vmlinuz: "zimg" at 4, then the
+ * payload's offset and size; drivers/firmware/efi/libstub/zboot-header.S);
+ * an arm64 Image (Debian's arm64 vmlinuz) is the kernel uncompressed, with
+ * "ARM\x64" at 0x38 (Documentation/arch/arm64/booting.rst), and so is a
+ * RISC-V Image, "RSC\x05" at 0x38 (Documentation/arch/riscv/
+ * boot-image-header.rst). */
 #ifndef RS_UEFI_KERNEL_CERTS_H
 #define RS_UEFI_KERNEL_CERTS_H
 
@@ -43,11 +47,11 @@ int kernel_cert_list_add(const uint8_t *list, size_t len, rs_trust *t, size_t *c
 /* The same search over bytes in memory, lists of at most KERNEL_MAX_CERT_LIST. */
 int kernel_cert_list_find(const uint8_t *data, size_t len, size_t *start, size_t *size, rs_error *err);
 
-/* Adds the certificates built into the kernel image PATH (an x86 bzImage
- * or an arm64 Image)
- * to t, and counts them in *count; the kernel decompresses to at most
- * `limit` bytes (RS_MAX_DECOMPRESSED). Returns 1 when it did, 0 when PATH is
- * neither (it builds in nothing this can read), and -1 on an error, which
+/* Adds the certificates built into the kernel image PATH (an x86 bzImage,
+ * an EFI zboot image, or an arm64 or RISC-V Image) to t, and counts them
+ * in *count; the kernel decompresses to at most `limit` bytes
+ * (RS_MAX_DECOMPRESSED). Returns 1 when it did, 0 when PATH is none of
+ * these (it builds in nothing this can read), and -1 on an error, which
  * names PATH. */
 int kernel_image_certs(const char *path, uint64_t limit, rs_trust *t, size_t *count, rs_error *err);
 

@@ -1,6 +1,6 @@
 /* Arbitrary bytes as a kernel image, the last stage of chain --modules,
- * whose built-in keys it reads: an arm64 Image as it is, or a bzImage's
- * setup header and its payload decompressed (at most 1 MiB here, not
+ * whose built-in keys it reads: an arm64 or RISC-V Image as it is, or a
+ * bzImage's setup header or an EFI zboot header and its payload decompressed (at most 1 MiB here, not
  * RS_MAX_DECOMPRESSED, so that a bomb costs a millisecond), and the
  * certificate list in that. The same bytes are also
  * searched for a list as a decompressed kernel, which reaches the search
@@ -8,9 +8,9 @@
  * inside the bytes and holds only certificates; keys come only with a
  * list; every key's kernel name is a bounded string.
  *
- * Seeds: synthetic bzImages (tests/tools/mkbzimage.py) each way they are
- * compressed, an arm64 Image, a payload uncompressed, and the window around
- * the list in Debian's real kernels. */
+ * Seeds: synthetic bzImages and EFI zboot images (tests/tools/mkbzimage.py)
+ * each way they are compressed, an arm64 and a RISC-V Image, a payload
+ * uncompressed, and the window around the list in Debian's real kernels. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>

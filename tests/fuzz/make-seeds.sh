@@ -27,8 +27,9 @@
 #   OUTDIR/fuzz_note/          checkpoints of a log signed with the fuzz log
 #                              key, one cosigned; key files
 #   OUTDIR/fuzz_tlog_proof/    entry, NUL, its tlog-proof from that log
-#   OUTDIR/fuzz_kernel_image/  synthetic bzImages each way Linux compresses
-#                              them, an arm64 Image, a payload uncompressed, the
+#   OUTDIR/fuzz_kernel_image/  synthetic bzImages and EFI zboot images each
+#                              way Linux compresses them, an arm64 and a RISC-V
+#                              Image, a payload uncompressed, the
 #                              bytes around the certificate list of Debian's
 #                              real kernels
 #   OUTDIR/fuzz_requests/      '0' + requests.json, '1' + Release, '2' +
@@ -758,18 +759,29 @@ if command -v openssl >/dev/null; then
         python3 "$here/../tools/mkpe.py" "$tmp/kimg.efi" --sections 1 \
             --add-section .payload="$tmp/kimg.$z" &&
             $mkbz header "$tmp/kimg.efi" "$tmp/kimg.$z" && cp "$tmp/kimg.efi" "$kimg/bzimage-$z"
+        # The same payload in an EFI zboot image, as loong64's kernels come.
+        python3 "$here/../tools/mkpe.py" "$tmp/kimg.efi" --sections 1 --add-section .payload="$tmp/kimg.$z" &&
+            $mkbz header "$tmp/kimg.efi" "$tmp/kimg.$z" --zboot "$z" && cp "$tmp/kimg.efi" "$kimg/zboot-$z"
     done
+    # A RISC-V Image: uncompressed, as an arm64 one.
+    $mkbz payload "$tmp/kimg.rv" --cert "$tmp/kimg.der" --compress none --filler 600 --align 256 &&
+        python3 "$here/../tools/mkpe.py" "$tmp/kimg.efi" --sections 1 --add-section .payload="$tmp/kimg.rv" &&
+        $mkbz header "$tmp/kimg.efi" "$tmp/kimg.rv" --riscv64 && cp "$tmp/kimg.efi" "$kimg/image-riscv64"
 fi
 # Debian's kernels: 2 KiB either side of the list, found by the build key's CN.
 for k in "$fixtures"/signed-kernel/boot/vmlinuz-* "$fixtures"/trixie/signed-kernel/boot/vmlinuz-* \
-    "$fixtures"/trixie/signed-kernel-arm64/boot/vmlinuz-*; do
+    "$fixtures"/trixie/signed-kernel-arm64/boot/vmlinuz-* "$fixtures"/bookworm-i386/signed-kernel/boot/vmlinuz-* \
+    "$fixtures"/forky/kernel-*/binary/usr/lib/modules/*/vmlinuz; do
     [ -f "$k" ] || continue
-    python3 - "$k" "$kimg/window-$(basename "$k")" <<'PY' || true
+    python3 - "$k" "$kimg/window-$(basename "$(dirname "$k")")-$(basename "$k")" <<'PY' || true
 import lzma, struct, subprocess, sys
 img = open(sys.argv[1], "rb").read()
 start = ((img[0x1F1] or 4) + 1) * 512 + struct.unpack_from("<I", img, 0x248)[0]
 pay = img[start:start + struct.unpack_from("<I", img, 0x24C)[0]]
-if img[0x38:0x3C] == b"ARM\x64":     # an arm64 Image: the kernel as it is
+if img[4:8] == b"zimg":                # EFI zboot: its header gives the payload
+    off, size = struct.unpack_from("<II", img, 8)
+    pay = img[off:off + size + 4]
+if img[0x38:0x3C] in (b"ARM\x64", b"RSC\x05"):     # an Image: the kernel as it is
     data = img
 elif pay.startswith(b"\x28\xb5\x2f\xfd"):
     data = subprocess.run(["zstd", "-dc"], input=pay[:-4], capture_output=True).stdout

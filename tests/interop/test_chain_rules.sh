@@ -264,6 +264,30 @@ done
 BZ_HEADER=--arm64 bz a64 --cert "$WORK/other.der" --compress none --align 256
 accepted_with "modules: the build key read out of an arm64 Image (uncompressed; .align 8 is 256 bytes there)" \
     "kernel image .*a64.bz: 'reprosign test other: $other_name'" bz_chain a64 "$WORK/m-foreign"
+BZ_HEADER=--riscv64 bz rv64 --cert "$WORK/other.der" --compress none --align 256
+accepted_with "modules: the build key read out of a RISC-V Image (uncompressed)" \
+    "kernel image .*rv64.bz: 'reprosign test other: $other_name'" bz_chain rv64 "$WORK/m-foreign"
+# EFI zboot (Debian's loong64 kernels; arm64 and RISC-V elsewhere): the
+# header gives the payload, compressed as the name it gives says.
+for z in xz:xzkern zstd:zstd22 gzip:gzip; do
+    BZ_HEADER="--zboot ${z#*:}" bz "zb-${z%:*}" --cert "$WORK/other.der" --compress "${z%:*}" --align 256
+    accepted_with "modules: the build key read out of an EFI zboot image, ${z#*:}" \
+        "kernel image .*zb-${z%:*}.bz: 'reprosign test other: $other_name'" bz_chain "zb-${z%:*}" "$WORK/m-foreign"
+done
+BZ_HEADER="--zboot lz4" bz zb-lz4 --cert "$WORK/other.der" --compress lz4
+refused_with "kernel image: an EFI zboot payload compressed otherwise is refused, pointing at --kernel-keys" \
+    "zb-lz4.bz: its kernel is compressed with neither xz, zstd nor gzip (it starts 02 21 4c 18): give its certificates with --kernel-keys" \
+    bz_chain zb-lz4 "$WORK/m-foreign"
+BZ_HEADER="--zboot zstd22 --payload-length 99999999" bz zb-past --cert "$WORK/other.der" --compress zstd
+refused_with "kernel image: an EFI zboot payload past the end of the file is refused" \
+    "zb-past.bz: its EFI zboot header's payload (100000003 bytes at [0-9]*) does not fit in its [0-9]* bytes" \
+    bz_chain zb-past "$WORK/m-foreign"
+BZ_HEADER="--zboot zstd22-with-a-name-too-long-for-it" bz zb-name --cert "$WORK/other.der" --compress zstd
+refused_with "kernel image: an EFI zboot header whose compression's name is not terminated is refused" \
+    "zb-name.bz: its EFI zboot header's compression type is not a string" bz_chain zb-name "$WORK/m-foreign"
+BZ_HEADER="--zboot xzkern" bz zb-size --cert "$WORK/other.der" --corrupt wrong-size
+refused_with "kernel image: an EFI zboot payload whose size disagrees with its size word is refused" \
+    "zb-size.bz: its kernel decompressed to [0-9]* bytes where the image says" bz_chain zb-size "$WORK/m-foreign"
 bz bz-two --cert "$WORK/db.der" --cert "$WORK/other.der"
 accepted_with "modules: every certificate of the built-in list is a key" \
     "kernel image .*bz-two.bz: 'reprosign test db: [0-9a-f]*', 'reprosign test other: $other_name'" \

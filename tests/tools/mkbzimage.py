@@ -4,7 +4,8 @@
     mkbzimage.py payload OUT [--cert DER]... [--compress xz|zstd|gzip|lz4|none]
                  [--filler BYTES] [--align 8|256] [--corrupt KIND] [--bomb MIB]
     mkbzimage.py header IMAGE.efi PAYLOAD [--protocol 0x20f] [--payload-length N]
-    mkbzimage.py header IMAGE.efi PAYLOAD --arm64
+    mkbzimage.py header IMAGE.efi PAYLOAD --arm64|--riscv64
+    mkbzimage.py header IMAGE.efi PAYLOAD --zboot TYPE [--payload-length N]
 
 `payload` writes a stand-in for a kernel's compressed payload: filler,
 then the certificates laid out as certs/system_certificates.S lays them
@@ -20,7 +21,13 @@ With --align 256 the list is laid out as on arm64, where `.align 8` means
 2^8 bytes.
 
 `header --arm64` makes a PE image an arm64 Image instead: the magic
-"ARM\x64" at 0x38, the kernel (an uncompressed payload) in its sections.
+"ARM\x64" at 0x38, the kernel (an uncompressed payload) in its sections;
+`--riscv64` a RISC-V Image, "RSC\x05" at 0x38. `--zboot TYPE` makes it an
+EFI zboot image (drivers/firmware/efi/libstub/zboot-header.S): "zimg" at
+4, the offset and size of its .payload section's data, TYPE (gzip, xzkern,
+zstd22...) as the compression's name; the size leaves out the 4-byte size
+word at the end of the payload, unless TYPE is gzip, as Makefile.zboot
+does. A TYPE of 24 characters or more is not terminated within the header.
 Otherwise `header` makes a PE image (tests/tools/mkpe.py, with few enough sections
 that its headers end before 0x1f1) a bzImage: it writes the setup header
 (boot_flag, "HdrS", the protocol version, setup_sects, payload_offset and
@@ -92,22 +99,40 @@ def payload(args):
     open(args.out, "wb").write(data)
 
 
-def header(args):
-    img = bytearray(open(args.image, "rb").read())
-    if args.arm64:
-        img[0x38:0x3C] = b"ARM\x64"                # the Image header's magic
-        return open(args.image, "wb").write(img)
+def payload_section(img):
+    """The PE section table's end, and the .payload section's file offset."""
     pe = struct.unpack_from("<I", img, 0x3C)[0]
     nsec, opt_size = struct.unpack_from("<H", img, pe + 6)[0], struct.unpack_from("<H", img, pe + 20)[0]
     table = pe + 24 + opt_size
-    if table + 40 * nsec > 0x1F1:
-        sys.exit("mkbzimage: the PE headers reach the setup header at 0x1f1; use fewer sections")
     for i in range(nsec):
         name, _, _, raw_size, raw_off = struct.unpack_from("<8sIIII", img, table + 40 * i)
         if name.rstrip(b"\0") == b".payload":
-            break
-    else:
-        sys.exit("mkbzimage: no .payload section")
+            return table + 40 * nsec, raw_off
+    sys.exit("mkbzimage: no .payload section")
+
+
+def zboot(img, args):
+    _, raw_off = payload_section(img)
+    size = len(open(args.payload, "rb").read()) - (0 if args.zboot == "gzip" else 4)
+    if args.payload_length is not None:
+        size = args.payload_length
+    img[4:8] = b"zimg"
+    struct.pack_into("<IIII", img, 8, raw_off, size, 0, 0)
+    img[0x18:0x38] = args.zboot.encode()[:32].ljust(32, b"\0")
+    struct.pack_into("<I", img, 0x38, 0x818223CD)          # LINUX_PE_MAGIC
+
+
+def header(args):
+    img = bytearray(open(args.image, "rb").read())
+    if args.arm64 or args.riscv64:
+        img[0x38:0x3C] = b"ARM\x64" if args.arm64 else b"RSC\x05"    # the Image header's magic
+        return open(args.image, "wb").write(img)
+    if args.zboot:
+        zboot(img, args)
+        return open(args.image, "wb").write(img)
+    table_end, raw_off = payload_section(img)
+    if table_end > 0x1F1:
+        sys.exit("mkbzimage: the PE headers reach the setup header at 0x1f1; use fewer sections")
     setup_sects = raw_off // 512 - 1
     if setup_sects < 1:
         sys.exit("mkbzimage: the payload starts too early")
@@ -137,6 +162,8 @@ def main():
     h.add_argument("--protocol", default="0x020f")
     h.add_argument("--payload-length", type=int)
     h.add_argument("--arm64", action="store_true", help="an arm64 Image: the magic, the kernel uncompressed")
+    h.add_argument("--riscv64", action="store_true", help="a RISC-V Image: the magic, the kernel uncompressed")
+    h.add_argument("--zboot", metavar="TYPE", help="an EFI zboot image whose payload is compressed as TYPE")
     args = ap.parse_args()
     payload(args) if args.cmd == "payload" else header(args)
 
