@@ -44,7 +44,7 @@ static int apply(const char *vars, const char *name, const char *auth_path, cons
     if (rs_read_file(auth_path, MAX_AUTH_FILE, &auth, err) < 0 ||
         uefi_apply_auth(&vs, name, auth.data, auth.len, &u, err) < 0)
         return rs_error_prefix(err, "%s", auth_path);
-    if (efi_write_output(output, &vs.image, err) < 0)
+    if (varstore_write(&vs, output, err) < 0)
         return -1;
     printf("%s: %s %s, signed by %s\n", output, u.append ? "appended to" : "replaced", name,
            u.signer ? u.signer : "?");

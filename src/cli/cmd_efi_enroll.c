@@ -173,7 +173,7 @@ static int enroll(const enroll_args *a, rs_error *err)
     if (set_certs(&t, "db", a->db, a->ndb, a->microsoft, err) < 0 || (a->dbx && set_dbx(&t, a->dbx, err) < 0) ||
         set_certs(&t, "KEK", a->kek, a->nkek, a->microsoft, err) < 0 || set_certs(&t, "PK", &a->pk, 1, NULL, err) < 0)
         return -1;
-    return efi_write_output(a->output, &t.vs.image, err);
+    return varstore_write(&t.vs, a->output, err);
 }
 
 static int enroll_run(int argc, char **argv)

@@ -81,7 +81,7 @@ static int write_var(const char *vars, const char *name, const char *path, const
         return -1;
     if (varstore_set(&vs, name, &efi_guid_shim_lock, SHIM_VAR_ATTRS, no_time, data.data, data.len, err) < 0)
         return rs_error_prefix(err, "%s", vars);
-    return efi_write_output(output, &vs.image, err);
+    return varstore_write(&vs, output, err);
 }
 
 static int shim_var_run(int argc, char **argv)

@@ -22,6 +22,10 @@ void varstore_free(varstore *vs)
 {
     rs_bytes_free(&vs->image);
     free(vs->vars);
+    if (vs->file) {
+        rs_input_close(vs->file);
+        free(vs->file);
+    }
     memset(vs, 0, sizeof(*vs));
 }
 
@@ -192,20 +196,63 @@ static int parse_vars(varstore *vs, rs_error *err)
     return 0;
 }
 
-int varstore_parse(const uint8_t *buf, size_t len, varstore *vs, rs_error *err)
+static int parse_image(varstore *vs, rs_error *err)
 {
-    memset(vs, 0, sizeof(*vs));
-    if (rs_bytes_set(&vs->image, buf, len, err) < 0 || parse_fv(vs, err) < 0 || parse_store_header(vs, err) < 0)
+    if (parse_fv(vs, err) < 0 || parse_store_header(vs, err) < 0)
         return -1;
     return parse_vars(vs, err);
 }
 
+int varstore_parse(const uint8_t *buf, size_t len, varstore *vs, rs_error *err)
+{
+    memset(vs, 0, sizeof(*vs));
+    if (rs_bytes_set(&vs->image, buf, len, err) < 0)
+        return -1;
+    return parse_image(vs, err);
+}
+
+/* How much of the file to read: the volume its header claims, when that
+ * is in the file; else all of it, for parse_fv to say what is wrong. */
+static int volume_length(const rs_input *in, uint64_t *len, rs_error *err)
+{
+    uint8_t h[FV_HEADER_MIN];
+
+    *len = in->size;
+    if (in->size > MAX_STORE_FILE)
+        return rs_fail(err, "%llu bytes, more than a variable store's flash image holds (at most %u: AAVMF's)",
+                       (unsigned long long)in->size, MAX_STORE_FILE);
+    if (in->size < sizeof(h))
+        return 0;
+    if (rs_input_read(in, 0, h, sizeof(h), err) < 0)
+        return -1;
+    if (!memcmp(h + 40, "_FVH", 4) && efi_le64(h + 32) <= in->size)
+        *len = efi_le64(h + 32);
+    return 0;
+}
+
 int varstore_load(const char *path, varstore *vs, rs_error *err)
 {
-    _cleanup_bytes_ rs_bytes file = { 0 };
+    uint64_t len;
 
     memset(vs, 0, sizeof(*vs));
-    if (rs_read_file(path, MAX_STORE_FILE, &file, err) < 0 || varstore_parse(file.data, file.len, vs, err) < 0)
+    if (!(vs->file = calloc(1, sizeof(*vs->file))))
+        return rs_fail(err, "out of memory");
+    vs->file->fd = -1;
+    if (rs_input_open(vs->file, path, err) < 0 || volume_length(vs->file, &len, err) < 0 ||
+        rs_bytes_reserve(&vs->image, (size_t)len, err) < 0 ||
+        rs_input_read(vs->file, 0, vs->image.data, (size_t)len, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    vs->image.len = (size_t)len;
+    return parse_image(vs, err) < 0 ? rs_error_prefix(err, "%s", path) : 0;
+}
+
+int varstore_write(const varstore *vs, const char *path, rs_error *err)
+{
+    _cleanup_output_ rs_output out = { .fd = -1 };
+    uint64_t rest = vs->file && vs->file->size > vs->image.len ? vs->file->size - vs->image.len : 0;
+
+    if (rs_output_open(&out, path, 0644, err) < 0 || rs_output_write(&out, vs->image.data, vs->image.len, err) < 0 ||
+        (rest && rs_output_copy(&out, vs->file, vs->image.len, rest, err) < 0) || rs_output_commit(&out, err) < 0)
         return rs_error_prefix(err, "%s", path);
     return 0;
 }

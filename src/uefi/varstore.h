@@ -32,7 +32,7 @@ typedef struct vs_var {
 } vs_var;
 
 typedef struct varstore {
-    rs_bytes image;          /* the whole file */
+    rs_bytes image;          /* the firmware volume: its header, the store */
     uint64_t store_off;      /* VARIABLE_STORE_HEADER */
     uint64_t store_end;
     uint64_t free_off;       /* first byte after the last variable */
@@ -41,11 +41,19 @@ typedef struct varstore {
     /* Read from a running system (efivarfs.h): shim's variables are there
      * only as their runtime mirrors, and nothing may be written back. */
     bool runtime;
+    /* varstore_load: the file, whose bytes after the volume (AAVMF's
+     * 64 MiB flash image holds a 768 KiB one) are copied, not held. */
+    struct rs_input *file;
 } varstore;
 
 /* Takes a copy of buf and validates every header and variable. */
 int varstore_parse(const uint8_t *buf, size_t len, varstore *vs, rs_error *err);
+/* Reads the firmware volume at the start of the file at path, and no
+ * more, and validates it as varstore_parse does. */
 int varstore_load(const char *path, varstore *vs, rs_error *err);
+/* Writes the volume, then the rest of the file it was loaded from, to
+ * path (a temporary file renamed into place). */
+int varstore_write(const varstore *vs, const char *path, rs_error *err);
 void varstore_free(varstore *vs);
 #define _cleanup_varstore_ __attribute__((cleanup(varstore_free)))
 

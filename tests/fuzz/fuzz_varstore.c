@@ -4,11 +4,17 @@
  * is checked as the firmware would see it: the variable reads back with
  * exactly what was written, every other variable and every other byte is
  * as it was, and the image ('efi apply' and 'efi enroll' save it as it
- * is) parses again to the same variables. Failures must carry a message. */
+ * is) parses again to the same variables. Failures must carry a message.
+ * The same bytes as a file: varstore_load reads only the volume its header
+ * claims, and must accept what varstore_parse accepts, find the same
+ * variables, and varstore_write them back as the file was, byte for byte. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fuzz_keys.h"
 #include "uefi/varstore.h"
@@ -141,6 +147,53 @@ static const vs_var *ascii_var(const varstore *vs)
     return NULL;
 }
 
+static char in_path[64], out_path[64];
+static int in_fd = -1;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    static char dir[] = "/tmp/fuzz-varstore-XXXXXX";
+
+    (void)argc, (void)argv;
+    in_fd = fuzz_memfd("fuzz-varstore-in", in_path, sizeof(in_path));
+    if (!mkdtemp(dir))
+        fuzz_die("mkdtemp", dir);
+    snprintf(out_path, sizeof(out_path), "%s/out.fd", dir);
+    return 0;
+}
+
+/* The bytes as a file, loaded and written back. */
+static void check_load(const uint8_t *data, size_t size, const varstore *parsed, bool parsed_ok)
+{
+    _cleanup_varstore_ varstore vs;
+    _cleanup_bytes_ rs_bytes back = { 0 };
+    rs_error err = { 0 };
+    bool ok;
+
+    fuzz_memfd_fill(in_fd, data, size);
+    ok = varstore_load(in_path, &vs, &err) == 0;
+    if (ok != parsed_ok)
+        fuzz_bug(ok ? "varstore_load accepts what varstore_parse refuses"
+                    : "varstore_load refuses what varstore_parse accepts",
+                 err.msg);
+    if (!ok) {
+        if (!err.msg[0])
+            fuzz_bug("varstore_load failed without a message", NULL);
+        return;
+    }
+    if (vs.n != parsed->n)
+        fuzz_bug("varstore_load finds a different number of variables", NULL);
+    for (size_t i = 0; i < vs.n; i++)
+        if (!same_record(&vs.vars[i], &parsed->vars[i]))
+            fuzz_bug("varstore_load finds different variables", vs.vars[i].name);
+    if (varstore_write(&vs, out_path, &err) < 0 || rs_read_file(out_path, size + 1, &back, &err) < 0)
+        fuzz_bug("a loaded store cannot be written back", err.msg);
+    if (back.len != size || memcmp(back.data, data, size))
+        fuzz_bug("a loaded store written back differs from its file", NULL);
+    unlink(out_path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -155,8 +208,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!err.msg[0])
             fuzz_bug("varstore_parse failed without a message", NULL);
         varstore_free(&vs);
+        check_load(data, size, NULL, false);
         return 0;
     }
+    check_load(data, size, &vs, true);
     /* Copied: the write re-parses the store, which moves vs.vars. */
     if (write_and_check(&vs, "db", &efi_guid_image_security, payload_db, sizeof(payload_db)) && (v = ascii_var(&vs))) {
         memcpy(name, v->name, sizeof(name));

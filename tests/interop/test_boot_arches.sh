@@ -33,6 +33,16 @@ refuses "efi enroll refuses AAVMF's blank store, saying so" "blank variable stor
 check "efi enroll replaces PK, KEK and db in AAVMF's 64 MiB store" "$REPROSIGN" efi enroll \
     --vars "$AAVMF/AAVMF_VARS.ms.fd" --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" \
     --timestamp 1700000000 --output "$WORK/vars.fd"
+# The store is a 64 MiB flash image whose first 768 KiB are the variables'
+# firmware volume: what follows it is copied through unchanged.
+fv=$(od -A n -t u8 -j 32 -N 8 "$AAVMF/AAVMF_VARS.ms.fd" | tr -d ' ')
+check "... the 64 MiB past its ${fv}-byte volume copied through byte for byte" bash -c "
+    [ \$(stat -c %s '$WORK/vars.fd') = \$(stat -c %s '$AAVMF/AAVMF_VARS.ms.fd') ] &&
+    cmp <(tail -c +$((fv + 1)) '$WORK/vars.fd') <(tail -c +$((fv + 1)) '$AAVMF/AAVMF_VARS.ms.fd')"
+head -c $((64 * 1024 * 1024 + 1)) /dev/zero >"$WORK/huge.fd"
+refuses "efi list refuses a store larger than any flash image, with its size and the limit" "" \
+    "$REPROSIGN" efi list --vars "$WORK/huge.fd"
+check "... naming both" grep -q "huge.fd: 67108865 bytes, more than a variable store's flash image holds (at most 67108864: AAVMF's)" "$WORK/.err"
 db_lists() { "$REPROSIGN" efi list --vars "$1" | awk '/^[^ ]/ {in_db = /^db /} in_db && /^ /'; }
 db_lists "$WORK/vars.fd" >"$WORK/db.lists"; db_lists "$AAVMF/AAVMF_VARS.ms.fd" >"$WORK/db-ms.lists"
 check "... its db holds the test key alone, where Microsoft's were" bash -c "
