@@ -167,6 +167,8 @@ int rs_input_read(const rs_input *in, uint64_t off, void *buf, size_t len, rs_er
 
     if (in_file(in, off, len, err) < 0)
         return -1;
+    if (!len) /* nothing to copy, and buf may be a buffer never allocated */
+        return 0;
     w = window_for(in, off, len, err, &rc);
     if (rc < 0)
         return -1;

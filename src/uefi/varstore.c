@@ -239,8 +239,8 @@ int varstore_load(const char *path, varstore *vs, rs_error *err)
         return rs_fail(err, "out of memory");
     vs->file->fd = -1;
     if (rs_input_open(vs->file, path, err) < 0 || volume_length(vs->file, &len, err) < 0 ||
-        (len && (rs_bytes_reserve(&vs->image, (size_t)len, err) < 0 ||
-                 rs_input_read(vs->file, 0, vs->image.data, (size_t)len, err) < 0)))
+        rs_bytes_reserve(&vs->image, (size_t)len, err) < 0 ||
+        rs_input_read(vs->file, 0, vs->image.data, (size_t)len, err) < 0)
         return rs_error_prefix(err, "%s", path);
     vs->image.len = (size_t)len;
     return parse_image(vs, err) < 0 ? rs_error_prefix(err, "%s", path) : 0;

@@ -162,6 +162,8 @@ int main(void)
     CHECK(rs_input_read(&in, 1, buf, 4, &err) == -1);       /* past the end */
     CHECK(strstr(err.msg, "truncated") != NULL);
     CHECK(rs_input_read(&in, UINT64_MAX, buf, 1, &err) == -1);
+    CHECK(rs_input_read(&in, 4, NULL, 0, &err) == 0);       /* nothing, at the end: no buffer needed */
+    CHECK(rs_input_read(&in, 5, NULL, 0, &err) == -1);      /* but an offset past the end is still wrong */
     rs_input_close(&in);
 
     snprintf(path, sizeof(path), "%s/missing/target", dir);
