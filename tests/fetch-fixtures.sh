@@ -93,6 +93,8 @@ set_update() {   # set_update SET SOURCES: once a day at most; a failed update w
     local t=$dir/$1/apt
     mkdir -p "$t/lists/partial" "$t/cache/archives/partial" "$t/parts" "$dir/$1/debs"
     touch "$t/status"
+    # A sources list that changed (a set that takes more) is updated at once.
+    [ "$(cat "$t/sources.list" 2>/dev/null)" = "$2" ] || rm -f "$t/updated"
     echo "$2" >"$t/sources.list"
     # (The lists keep the archive's dates: a stamp of our own tells their age.)
     if [ -z "$(find "$t" -maxdepth 1 -name updated -mtime -1)" ]; then
@@ -145,18 +147,41 @@ debian_sources() {   # debian_sources ARCHS SUITE...: sources.list lines, main o
         echo "deb [arch=$1 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main"
     done
 }
-# trixie, Debian's stable release since 2025: its signing templates on
-# every architecture that has them, with the unsigned packages each names,
-# into $dir/trixie/debs. $dir/trixie/trixie.list names them for the tests
-# ("ARCH TEMPLATE" a line). The kernels' (550 MB) are fetched only when
-# asked for (trixie-kernel.list), for the slow tests.
-trixie_update() { set_update trixie "$(debian_sources amd64,arm64,i386 trixie)"; }
-trixie_files_json() {   # trixie_files_json TEMPLATE: its files.json
-    dpkg-deb --fsys-tarfile "$(ls "$dir/trixie/debs/${1}"_*.deb | sort -V | tail -n 1)" |
+# A release's signing templates with the unsigned packages each names, and
+# what those need at their exact versions (the GRUB images' grub-common: an
+# archive serves them together), into $dir/SET/debs; $dir/SET/LIST.list
+# names the templates for the tests ("ARCH TEMPLATE" a line).
+set_files_json() {   # set_files_json SET TEMPLATE: its files.json
+    dpkg-deb --fsys-tarfile "$(ls "$dir/$1/debs/${2}"_*.deb | sort -V | tail -n 1)" |
         tar -xO --wildcards './usr/share/code-signing/*/files.json'
 }
-if [ "$want" = all ] || [ "$want" = trixie ] || [ "$want" = trixie-kernel ]; then
-    list="amd64 fwupd-amd64-signed-template
+set_unsigned() {   # set_unsigned SET TEMPLATE: the packages its files.json names
+    set_files_json "$1" "$2" | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'
+}
+set_templates() {   # set_templates SET LIST TEMPLATES (after set_update SET)
+    local set=$1 name=$2 list=$3 arch t p
+    # shellcheck disable=SC2046
+    set_download "$set" $(while read -r arch t; do set_missing "$set" "$arch" "$t"; done <<<"$list")
+    # shellcheck disable=SC2046
+    set_download "$set" $(while read -r arch t; do set_missing "$set" "$arch" $(set_unsigned "$set" "$t"); done <<<"$list")
+    # shellcheck disable=SC2046
+    set_download "$set" $(while read -r arch t; do
+        for p in $(set_unsigned "$set" "$t"); do
+            # shellcheck disable=SC2046
+            set_missing "$set" "$arch" $(dpkg-deb -f "$(ls "$dir/$set/debs/${p}_"*"_$arch.deb" "$dir/$set/debs/${p}_"*_all.deb 2>/dev/null |
+                sort -V | tail -n 1)" Depends | tr ',' '\n' | sed -n 's/^ *\([^ ]*\) *(= .*/\1/p')
+        done
+    done <<<"$list")
+    echo "$list" >"$dir/$set/$name.list.tmp" && mv "$dir/$set/$name.list.tmp" "$dir/$set/$name.list"
+}
+# trixie, Debian's stable release since 2025: its signing templates on
+# every architecture that has them ($dir/trixie/trixie.list). The kernels'
+# (550 MB) are fetched only when asked for (trixie-kernel.list), for the
+# slow tests.
+trixie_update() { set_update trixie "$(debian_sources amd64,arm64,i386 trixie)"; }
+if [ "$want" = all ] || [ "$want" = trixie ]; then
+    trixie_update
+    set_templates trixie trixie "amd64 fwupd-amd64-signed-template
 amd64 grub-efi-amd64-signed-template
 amd64 shim-helpers-amd64-signed-template
 amd64 systemd-boot-efi-amd64-signed-template
@@ -166,45 +191,51 @@ arm64 shim-helpers-arm64-signed-template
 arm64 systemd-boot-efi-arm64-signed-template
 i386 fwupd-i386-signed-template
 i386 grub-efi-ia32-signed-template"
-    set=trixie
-    [ "$want" = trixie-kernel ] && set=trixie-kernel && list="amd64 linux-image-amd64-signed-template
-arm64 linux-image-arm64-signed-template"
-    trixie_update
-    # shellcheck disable=SC2046
-    set_download trixie $(while read -r arch t; do set_missing trixie "$arch" "$t"; done <<<"$list")
-    # shellcheck disable=SC2046
-    set_download trixie $(while read -r arch t; do
-        set_missing trixie "$arch" $(trixie_files_json "$t" |
-            python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))')
-    done <<<"$list")
-    # What an unsigned package needs at its exact version (the GRUB images'
-    # grub-common) comes too: an archive serves them together.
-    # shellcheck disable=SC2046
-    set_download trixie $(while read -r arch t; do
-        for p in $(trixie_files_json "$t" | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'); do
-            # shellcheck disable=SC2046
-            set_missing trixie "$arch" $(dpkg-deb -f "$(ls "$dir/trixie/debs/${p}_"*"_$arch.deb" "$dir/trixie/debs/${p}_"*_all.deb 2>/dev/null |
-                sort -V | tail -n 1)" Depends | tr ',' '\n' | sed -n 's/^ *\([^ ]*\) *(= .*/\1/p')
-        done
-    done <<<"$list")
-    echo "$list" >"$dir/trixie/$set.list.tmp" && mv "$dir/trixie/$set.list.tmp" "$dir/trixie/$set.list"
 fi
-# A trixie build chroot for amd64, as trixie's buildds build the -signed
-# packages in: mmdebstrap's buildd variant, its release verified with
+if [ "$want" = trixie-kernel ]; then
+    trixie_update
+    set_templates trixie trixie-kernel "amd64 linux-image-amd64-signed-template
+arm64 linux-image-arm64-signed-template"
+fi
+# forky, Debian's testing release: one apt for its amd64 templates and its
+# loong64 and riscv64 kernels. Since forky the kernel's template is
+# linux-signed-amd64-template, and the images it lists come in packages
+# of their own (linux-binary-unsigned-*, 14 MB each): every amd64
+# template with its unsigned packages is 60 MB ($dir/forky/templates.list).
+forky_update() { set_update forky "$(debian_sources amd64,loong64,riscv64 forky)"; }
+if [ "$want" = all ] || [ "$want" = forky-templates ]; then
+    forky_update
+    set_templates forky templates "amd64 linux-signed-amd64-template
+amd64 grub-efi-amd64-signed-template
+amd64 shim-helpers-amd64-signed-template
+amd64 systemd-boot-efi-amd64-signed-template
+amd64 fwupd-amd64-signed-template"
+fi
+# A build chroot for amd64 as RELEASE's buildds build the -signed packages
+# in: mmdebstrap's buildd variant, its release verified with
 # debian-archive-keyring, with the tools the templates' Build-Depends name
 # beside their unsigned packages (which the tests' archive serves), so a
-# build fetches little. 500 MB, made once: $dir/trixie/buildd-amd64.tar.
-if [ "$want" = all ] || [ "$want" = trixie-buildd ]; then
-    if [ ! -f "$dir/trixie/buildd-amd64.tar" ]; then
-        mkdir -p "$dir/trixie"
-        rm -f "$dir/trixie/buildd-amd64.tar.tmp"
-        mmdebstrap --quiet --variant=buildd --architectures=amd64 --format=tar \
-            --include=debhelper,sbsigntool,python3,kernel-wedge,kmod,rsync \
-            --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-            trixie "$dir/trixie/buildd-amd64.tar.tmp" http://deb.debian.org/debian
-        mv "$dir/trixie/buildd-amd64.tar.tmp" "$dir/trixie/buildd-amd64.tar"
-    fi
-fi
+# build fetches little. 500 MB, made once: $dir/RELEASE/buildd-amd64.tar.
+# trixie's (trixie-buildd) builds in the default run, forky's
+# (forky-buildd) in the slow tests.
+make_buildd() {   # make_buildd RELEASE
+    local tar=$dir/$1/buildd-amd64.tar
+    [ -f "$tar" ] && return 0
+    mkdir -p "$dir/$1"
+    rm -f "$tar.tmp"
+    # The machine's apt policy on expired Release files (a frozen mirror's
+    # testing release) holds in the chroot too: mmdebstrap reads none of it.
+    local opts=() check=
+    eval "$(apt-config shell check Acquire::Check-Valid-Until)"
+    [ "$check" = false ] && opts=(--aptopt='Acquire::Check-Valid-Until "false"')
+    mmdebstrap --quiet --variant=buildd --architectures=amd64 --format=tar "${opts[@]}" \
+        --include=debhelper,sbsigntool,python3,kernel-wedge,kmod,rsync \
+        --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+        "$1" "$tar.tmp" http://deb.debian.org/debian
+    mv "$tar.tmp" "$tar"
+}
+if [ "$want" = all ] || [ "$want" = trixie-buildd ]; then make_buildd trixie; fi
+if [ "$want" = forky-buildd ]; then make_buildd forky; fi
 # trixie's signed boot chain, as a trixie machine boots it: shim signed by
 # Microsoft, GRUB and the cloud kernel signed by Debian (36 MB); and the
 # same for arm64, its cloud kernel an uncompressed Image, with an arm64
@@ -243,7 +274,7 @@ fi
 # depending on both (210 MB), into $dir/forky/root, with links
 # $dir/forky/kernel-ARCH/{binary,modules}.
 if [ "$want" = all ] || [ "$want" = forky-kernels ]; then
-    set_update forky "$(debian_sources loong64,riscv64 forky)"
+    forky_update
     specs=()
     for arch in loong64 riscv64; do
         kpkg=$(set_kernel forky "linux-image-$arch" "$arch")

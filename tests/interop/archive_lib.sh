@@ -228,13 +228,20 @@ roundtrip() {
     done
     for d in "$WORK/dl-$t"/*.deb; do dpkg-deb -x "$d" "$WORK/signed-$t"; done
     # Each file the template lists, as the built packages install it: under
-    # its own name (the kernel's images), or as NAME.signed in a directory
-    # of its own (shim's, GRUB's). Modules the kernel's build signed
-    # itself are not the template's and are not looked at.
-    local want=0
+    # its own name (bookworm's and trixie's kernel images), as NAME.signed
+    # in a directory of its own (shim's, GRUB's), or, for NAME.unsigned, as
+    # NAME in the same directory (forky's kernel images, each vmlinuz in its
+    # flavour's /usr/lib/modules/VERSION). Modules the kernel's build
+    # signed itself are not the template's and are not looked at.
+    local want=0 base
     while read -r listed; do
         want=$((want + 1))
-        f=$(find "$WORK/signed-$t" -type f \( -name "$(basename "$listed")" -o -name "$(basename "$listed").signed" \) | head -n 1)
+        base=$(basename "$listed")
+        if [ "${base%.unsigned}" != "$base" ]; then
+            f=$(find "$WORK/signed-$t" -type f -path "*/$(dirname "$listed")/${base%.unsigned}" | head -n 1)
+        else
+            f=$(find "$WORK/signed-$t" -type f \( -name "$base" -o -name "$base.signed" \) | head -n 1)
+        fi
         if [ -z "$f" ]; then echo "not in the built packages: $listed"; bad=$((bad + 1)); continue; fi
         nfiles=$((nfiles + 1))
         case $f in

@@ -3,7 +3,11 @@
 #   template_checks DEBS ARCH TEMPLATE: the template through sign-template,
 #     its .dsc unpacked, every signature attached to its unsigned file and
 #     verified by sbverify and reprosign verify. Output in $WORK/ARCH-TEMPLATE.
-#   trixie_templates SET: the templates of fetch-fixtures.sh SET, both ways.
+#   release_templates RELEASE LIST: the templates fetch-fixtures.sh listed
+#     in $FIXTURES/RELEASE/LIST.list, both ways.
+#   template_kernels_boot ARCH EFI-ARCH CONSOLE KERNEL-TEMPLATE IMAGE-GLOB:
+#     every image template_checks signed for KERNEL-TEMPLATE started by the
+#     release's systemd-boot under Secure Boot, an unsigned one refused.
 #   templates_through_service DEBS SUITE LIST: every "ARCH TEMPLATE" line of
 #     LIST from one local archive, signed by one service pass and published,
 #     each .dsc unpacked, each signed upload accepted by reprepro (needs
@@ -106,15 +110,51 @@ templates_through_service() {
     check "$suite: the incoming queue is empty" bash -c "[ -z \"\$(ls -A '$WORK/$suite-reprepro/incoming')\" ]"
 }
 
-# trixie_templates SET: every template of $FIXTURES/trixie/SET.list (from
-# tests/fetch-fixtures.sh SET) through template_checks, then through one
-# service pass.
-trixie_templates() {
+# release_templates RELEASE LIST: every template of
+# $FIXTURES/RELEASE/LIST.list (from tests/fetch-fixtures.sh) through
+# template_checks, then through one service pass.
+release_templates() {
     local list arch t
-    list=$(cat "$FIXTURES/trixie/$1.list")
+    list=$(cat "$FIXTURES/$1/$2.list")
     make_key db
     export SOURCE_DATE_EPOCH=1700000000
-    while read -r arch t; do template_checks "$FIXTURES/trixie/debs" "$arch" "$t"; done <<<"$list"
+    while read -r arch t; do template_checks "$FIXTURES/$1/debs" "$arch" "$t"; done <<<"$list"
     . "$TESTS_DIR/interop/service_lib.sh"
-    templates_through_service "$FIXTURES/trixie/debs" trixie "$list"
+    templates_through_service "$FIXTURES/$1/debs" "$1" "$list"
+}
+
+# template_kernels_boot ARCH EFI-ARCH CONSOLE KERNEL-TEMPLATE IMAGE-GLOB,
+# after release_templates: the release's systemd-boot, signed through its
+# template, starts each kernel signed through KERNEL-TEMPLATE (IMAGE-GLOB
+# its place in the unsigned package's root, as boot/vmlinuz-*), two boots
+# at a time, to MARKER; an unsigned one is refused. RELEASE names the
+# release (its fixtures' directory). Needs $WORK/vars-EFI-ARCH.fd
+# (a store of test keys with db.crt in db), qemu, mkfs.vfat and mcopy.
+template_kernels_boot() {
+    local arch=$1 k=$WORK/$1-$4 sd entry=$WORK/$1.conf kernels=() i n
+    [ -d "$WORK/$arch-systemd-boot-efi-$arch-signed-template" ] ||
+        template_checks "$FIXTURES/$RELEASE/debs" "$arch" "systemd-boot-efi-$arch-signed-template"
+    sd=$(ls "$WORK/$arch-systemd-boot-efi-$arch-signed-template/signed-systemd-boot-efi/usr/lib/systemd/boot/efi/"*.efi)
+    UEFI_ARCH=$2
+    . "$TESTS_DIR/tools/uefi-boot.sh"
+    printf 'timeout 0\ndefault k.conf\n' >"$WORK/loader.conf"
+    printf 'title %s\nlinux /vmlinuz\noptions console=%s panic=-1\n' "$RELEASE" "$3" >"$entry"
+    # shellcheck disable=SC2206
+    kernels=($k/signed-*/$5)
+    for ((i = 0; i < ${#kernels[@]}; i += 2)); do
+        for n in "${kernels[@]:i:2}"; do
+            boot "$(basename "$(dirname "$n")")-$(basename "$n")" "$sd" "$WORK/vars-$2.fd" \
+                "/loader/loader.conf=$WORK/loader.conf" "/loader/entries/k.conf=$entry" "/vmlinuz=$n"
+        done
+        for n in "${kernels[@]:i:2}"; do
+            expect "$(basename "$(dirname "$n")")-$(basename "$n")" ran \
+                "$arch: systemd-boot starts ${n#"$k"/signed-}, signed through the template"
+        done
+    done
+    check "$arch: $4 signed ${#kernels[@]} kernels to boot" test "${#kernels[@]}" -ge 1
+    # shellcheck disable=SC2206
+    kernels=($k/root-*/$5)
+    boot "unsigned-$arch" "$sd" "$WORK/vars-$2.fd" "/loader/loader.conf=$WORK/loader.conf" \
+        "/loader/entries/k.conf=$entry" "/vmlinuz=${kernels[0]}"
+    expect "unsigned-$arch" denied "$arch: systemd-boot refuses the unsigned ${kernels[0]#"$k"/root-}"
 }

@@ -12,5 +12,5 @@ need_fixtures trixie
 need_tool dpkg-source; need_tool sbverify; need_tool python3; need_tool reprepro
 . "$TESTS_DIR/interop/templates_lib.sh"
 
-trixie_templates trixie
+release_templates trixie trixie
 finish
