@@ -266,6 +266,26 @@ if [ "$want" = all ] || [ "$want" = bookworm-i386 ]; then
     set_extract bookworm-i386 shim-signed:i386 grub-efi-ia32-signed:i386 "$kpkg:i386" busybox-static:i386
     ln -sfn "root/$kpkg" "$dir/bookworm-i386/signed-kernel"
 fi
+# forky's signed boot chain, as a forky machine boots it: shim signed by
+# Microsoft, GRUB 2.14 and the cloud kernel signed by Debian, the kernel in
+# its two packages: the image (linux-binary-*, /usr/lib/modules/VERSION/
+# vmlinuz) and its modules (linux-modules-*), 55 MB, into $dir/forky/root,
+# with links $dir/forky/signed-kernel/{binary,modules}.
+if [ "$want" = all ] || [ "$want" = forky-bootchain ]; then
+    forky_update
+    kpkg=$(set_kernel forky linux-image-cloud-amd64 amd64)
+    parts=$(set_apt forky apt-cache depends "$kpkg:amd64" 2>/dev/null |
+        sed -n 's/^ *Depends: \(linux-\(binary\|modules\)-[^:]*\).*/\1/p' | sort -u)
+    [ -n "$kpkg" ] && [ "$(echo "$parts" | wc -w)" = 2 ] ||
+        { echo "fetch-fixtures: cannot resolve forky's linux-image-cloud-amd64 into its image and modules" >&2; exit 1; }
+    # shellcheck disable=SC2086
+    set_download forky $(set_missing forky amd64 shim-signed grub-efi-amd64-signed $parts)
+    # shellcheck disable=SC2046
+    set_extract forky shim-signed:amd64 grub-efi-amd64-signed:amd64 $(printf '%s:amd64 ' $parts)
+    mkdir -p "$dir/forky/signed-kernel"
+    ln -sfn "../root/$(echo "$parts" | grep '^linux-binary-')" "$dir/forky/signed-kernel/binary"
+    ln -sfn "../root/$(echo "$parts" | grep '^linux-modules-')" "$dir/forky/signed-kernel/modules"
+fi
 # forky's kernels for loong64 and riscv64, the Debian kernels whose images
 # are neither a bzImage nor an arm64 Image: loong64's is an EFI zboot image
 # (its kernel compressed with zstd inside a small EFI program), riscv64's
