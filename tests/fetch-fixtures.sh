@@ -197,19 +197,27 @@ if [ "$want" = trixie-kernel ]; then
     set_templates trixie trixie-kernel "amd64 linux-image-amd64-signed-template
 arm64 linux-image-arm64-signed-template"
 fi
-# forky, Debian's testing release: one apt for its amd64 templates and its
-# loong64 and riscv64 kernels. Since forky the kernel's template is
-# linux-signed-amd64-template, and the images it lists come in packages
-# of their own (linux-binary-unsigned-*, 14 MB each): every amd64
-# template with its unsigned packages is 60 MB ($dir/forky/templates.list).
-forky_update() { set_update forky "$(debian_sources amd64,loong64,riscv64 forky)"; }
+# forky, Debian's testing release: one apt for its templates and its
+# kernels. Since forky the kernel's template is linux-signed-ARCH-template,
+# and the images it lists come in packages of their own
+# (linux-binary-unsigned-*, 10 to 15 MB each): every template on every
+# architecture that has them, with its unsigned packages, is about 130 MB
+# ($dir/forky/templates.list).
+forky_update() { set_update forky "$(debian_sources amd64,arm64,i386,loong64,riscv64 forky)"; }
 if [ "$want" = all ] || [ "$want" = forky-templates ]; then
     forky_update
     set_templates forky templates "amd64 linux-signed-amd64-template
 amd64 grub-efi-amd64-signed-template
 amd64 shim-helpers-amd64-signed-template
 amd64 systemd-boot-efi-amd64-signed-template
-amd64 fwupd-amd64-signed-template"
+amd64 fwupd-amd64-signed-template
+arm64 linux-signed-arm64-template
+arm64 grub-efi-arm64-signed-template
+arm64 shim-helpers-arm64-signed-template
+arm64 systemd-boot-efi-arm64-signed-template
+arm64 fwupd-arm64-signed-template
+i386 grub-efi-ia32-signed-template
+i386 fwupd-i386-signed-template"
 fi
 # A build chroot for amd64 as RELEASE's buildds build the -signed packages
 # in: mmdebstrap's buildd variant, its release verified with

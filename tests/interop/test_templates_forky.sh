@@ -1,19 +1,22 @@
 #!/bin/bash
-# forky's amd64 signing templates, as Debian's testing release has them
-# now: the kernel's is linux-signed-amd64-template (linux-image-*-signed-
-# template until trixie), and the images it lists, vmlinuz.unsigned under
-# /usr/lib/modules, come in packages of their own (linux-binary-unsigned-*)
-# for three flavours. Each template, with GRUB's, shim's, systemd-boot's and
-# fwupd's, at its real size with its real unsigned packages read as .debs:
-# sign-template, dpkg-source -x, every signature attached and verified, then
-# all through the service and into reprepro. Then each of the three kernels
-# signed through the template is started by forky's systemd-boot, signed
-# through its own, under OVMF's Secure Boot with a store of test keys, to
-# the kernel's first log line; the unsigned image is refused.
+# forky's signing templates on every architecture that has them, as
+# Debian's testing release has them now: the kernel's is
+# linux-signed-ARCH-template (linux-image-ARCH-signed-template until
+# trixie), and the images it lists, vmlinuz.unsigned under /usr/lib/modules,
+# come in packages of their own (linux-binary-unsigned-*): three flavours
+# on amd64, four on arm64. Each template, with GRUB's, shim's,
+# systemd-boot's and fwupd's (i386: ia32 GRUB's and fwupd's), at its real
+# size with its real unsigned packages read as .debs: sign-template,
+# dpkg-source -x, every signature attached and verified, then all twelve
+# through one service pass into reprepro. Then each of the seven kernels
+# signed through the templates is started by forky's systemd-boot, signed
+# through its own, under Secure Boot (OVMF for amd64, AAVMF for arm64)
+# with a store of test keys, to the kernel's first log line; an unsigned
+# image of each architecture is refused.
 . "$TESTS_DIR/lib.sh"
 need_fixtures forky-templates
 need_tool dpkg-source; need_tool sbverify; need_tool python3; need_tool reprepro
-need_tool qemu-system-x86_64; need_tool mkfs.vfat; need_tool mcopy
+need_tool qemu-system-x86_64; need_tool qemu-system-aarch64; need_tool mkfs.vfat; need_tool mcopy
 . "$TESTS_DIR/interop/templates_lib.sh"
 
 release_templates forky templates
@@ -21,6 +24,9 @@ release_templates forky templates
 make_key PK; make_key KEK
 check "efi enroll: OVMF's store with the test keys" "$REPROSIGN" efi enroll --vars /usr/share/OVMF/OVMF_VARS_4M.fd \
     --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars-x64.fd"
+check "efi enroll: AAVMF's store with the test keys" "$REPROSIGN" efi enroll --vars /usr/share/AAVMF/AAVMF_VARS.ms.fd \
+    --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars-aa64.fd"
 MARKER="Linux version" RELEASE=forky
 template_kernels_boot amd64 x64 ttyS0 linux-signed-amd64-template 'usr/lib/modules/*/vmlinuz.unsigned'
+template_kernels_boot arm64 aa64 ttyAMA0 linux-signed-arm64-template 'usr/lib/modules/*/vmlinuz.unsigned'
 finish
