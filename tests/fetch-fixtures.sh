@@ -179,18 +179,19 @@ set_templates() {   # set_templates SET LIST TEMPLATES (after set_update SET)
 # (550 MB) are fetched only when asked for (trixie-kernel.list), for the
 # slow tests.
 trixie_update() { set_update trixie "$(debian_sources amd64,arm64,i386 trixie)"; }
+# The templates of every boot loader and firmware updater Debian signs,
+# since trixie: amd64 and arm64 have all four, i386 two.
+loader_templates() {
+    local arch
+    for arch in amd64 arm64; do
+        printf '%s %s\n' "$arch" fwupd-$arch-signed-template "$arch" grub-efi-$arch-signed-template \
+            "$arch" shim-helpers-$arch-signed-template "$arch" systemd-boot-efi-$arch-signed-template
+    done
+    printf 'i386 fwupd-i386-signed-template\ni386 grub-efi-ia32-signed-template'
+}
 if [ "$want" = all ] || [ "$want" = trixie ]; then
     trixie_update
-    set_templates trixie trixie "amd64 fwupd-amd64-signed-template
-amd64 grub-efi-amd64-signed-template
-amd64 shim-helpers-amd64-signed-template
-amd64 systemd-boot-efi-amd64-signed-template
-arm64 fwupd-arm64-signed-template
-arm64 grub-efi-arm64-signed-template
-arm64 shim-helpers-arm64-signed-template
-arm64 systemd-boot-efi-arm64-signed-template
-i386 fwupd-i386-signed-template
-i386 grub-efi-ia32-signed-template"
+    set_templates trixie trixie "$(loader_templates)"
 fi
 if [ "$want" = trixie-kernel ]; then
     trixie_update
@@ -207,17 +208,8 @@ forky_update() { set_update forky "$(debian_sources amd64,arm64,i386,loong64,ris
 if [ "$want" = all ] || [ "$want" = forky-templates ]; then
     forky_update
     set_templates forky templates "amd64 linux-signed-amd64-template
-amd64 grub-efi-amd64-signed-template
-amd64 shim-helpers-amd64-signed-template
-amd64 systemd-boot-efi-amd64-signed-template
-amd64 fwupd-amd64-signed-template
 arm64 linux-signed-arm64-template
-arm64 grub-efi-arm64-signed-template
-arm64 shim-helpers-arm64-signed-template
-arm64 systemd-boot-efi-arm64-signed-template
-arm64 fwupd-arm64-signed-template
-i386 grub-efi-ia32-signed-template
-i386 fwupd-i386-signed-template"
+$(loader_templates)"
 fi
 # A build chroot for amd64 as RELEASE's buildds build the -signed packages
 # in: mmdebstrap's buildd variant, its release verified with
@@ -286,7 +278,7 @@ if [ "$want" = all ] || [ "$want" = forky-bootchain ]; then
         sed -n 's/^ *Depends: \(linux-\(binary\|modules\)-[^:]*\).*/\1/p' | sort -u)
     [ -n "$kpkg" ] && [ "$(echo "$parts" | wc -w)" = 2 ] ||
         { echo "fetch-fixtures: cannot resolve forky's linux-image-cloud-amd64 into its image and modules" >&2; exit 1; }
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2046,SC2086
     set_download forky $(set_missing forky amd64 shim-signed grub-efi-amd64-signed $parts)
     # shellcheck disable=SC2046
     set_extract forky shim-signed:amd64 grub-efi-amd64-signed:amd64 $(printf '%s:amd64 ' $parts)

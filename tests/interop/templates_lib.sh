@@ -5,6 +5,8 @@
 #     verified by sbverify and reprosign verify. Output in $WORK/ARCH-TEMPLATE.
 #   release_templates RELEASE LIST: the templates fetch-fixtures.sh listed
 #     in $FIXTURES/RELEASE/LIST.list, both ways.
+#   test_key_stores: PK and KEK made, and OVMF's and AAVMF's stores with
+#     them and db.crt enrolled, as $WORK/vars-x64.fd and $WORK/vars-aa64.fd.
 #   template_kernels_boot ARCH EFI-ARCH CONSOLE KERNEL-TEMPLATE IMAGE-GLOB:
 #     every image template_checks signed for KERNEL-TEMPLATE started by the
 #     release's systemd-boot under Secure Boot, an unsigned one refused.
@@ -121,6 +123,14 @@ release_templates() {
     while read -r arch t; do template_checks "$FIXTURES/$1/debs" "$arch" "$t"; done <<<"$list"
     . "$TESTS_DIR/interop/service_lib.sh"
     templates_through_service "$FIXTURES/$1/debs" "$1" "$list"
+}
+
+test_key_stores() {
+    make_key PK; make_key KEK
+    check "efi enroll: OVMF's store with the test keys" "$REPROSIGN" efi enroll --vars /usr/share/OVMF/OVMF_VARS_4M.fd \
+        --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars-x64.fd"
+    check "efi enroll: AAVMF's store with the test keys" "$REPROSIGN" efi enroll --vars /usr/share/AAVMF/AAVMF_VARS.ms.fd \
+        --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars-aa64.fd"
 }
 
 # template_kernels_boot ARCH EFI-ARCH CONSOLE KERNEL-TEMPLATE IMAGE-GLOB,

@@ -21,11 +21,7 @@ need_tool qemu-system-x86_64; need_tool qemu-system-aarch64; need_tool mkfs.vfat
 
 release_templates forky templates
 
-make_key PK; make_key KEK
-check "efi enroll: OVMF's store with the test keys" "$REPROSIGN" efi enroll --vars /usr/share/OVMF/OVMF_VARS_4M.fd \
-    --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars-x64.fd"
-check "efi enroll: AAVMF's store with the test keys" "$REPROSIGN" efi enroll --vars /usr/share/AAVMF/AAVMF_VARS.ms.fd \
-    --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars-aa64.fd"
+test_key_stores
 MARKER="Linux version" RELEASE=forky
 template_kernels_boot amd64 x64 ttyS0 linux-signed-amd64-template 'usr/lib/modules/*/vmlinuz.unsigned'
 template_kernels_boot arm64 aa64 ttyAMA0 linux-signed-arm64-template 'usr/lib/modules/*/vmlinuz.unsigned'

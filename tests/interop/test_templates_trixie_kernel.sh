@@ -17,11 +17,7 @@ need_tool qemu-system-x86_64; need_tool qemu-system-aarch64; need_tool mkfs.vfat
 
 release_templates trixie trixie-kernel
 
-make_key PK; make_key KEK
-check "efi enroll: OVMF's store with the test keys" "$REPROSIGN" efi enroll --vars /usr/share/OVMF/OVMF_VARS_4M.fd \
-    --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars-x64.fd"
-check "efi enroll: AAVMF's store with the test keys" "$REPROSIGN" efi enroll --vars /usr/share/AAVMF/AAVMF_VARS.ms.fd \
-    --pk "$WORK/PK.crt" --kek "$WORK/KEK.crt" --db "$WORK/db.crt" --timestamp 1700000000 --output "$WORK/vars-aa64.fd"
+test_key_stores
 MARKER="Linux version 6." RELEASE=trixie
 template_kernels_boot amd64 x64 ttyS0 linux-image-amd64-signed-template 'boot/vmlinuz-*'
 template_kernels_boot arm64 aa64 ttyAMA0 linux-image-arm64-signed-template 'boot/vmlinuz-*'
