@@ -151,6 +151,7 @@ template_kernels_boot() {
     printf 'title %s\nlinux /vmlinuz\noptions console=%s panic=-1\n' "$RELEASE" "$3" >"$entry"
     # shellcheck disable=SC2206
     kernels=($k/signed-*/$5)
+    check "$arch: $4 signed ${#kernels[@]} kernel(s) to boot" test -f "${kernels[0]}"
     for ((i = 0; i < ${#kernels[@]}; i += 2)); do
         for n in "${kernels[@]:i:2}"; do
             boot "$(basename "$(dirname "$n")")-$(basename "$n")" "$sd" "$WORK/vars-$2.fd" \
@@ -161,7 +162,6 @@ template_kernels_boot() {
                 "$arch: systemd-boot starts ${n#"$k"/signed-}, signed through the template"
         done
     done
-    check "$arch: $4 signed ${#kernels[@]} kernels to boot" test "${#kernels[@]}" -ge 1
     # shellcheck disable=SC2206
     kernels=($k/root-*/$5)
     boot "unsigned-$arch" "$sd" "$WORK/vars-$2.fd" "/loader/loader.conf=$WORK/loader.conf" \
