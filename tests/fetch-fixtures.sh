@@ -3,7 +3,6 @@
 # the fixtures directory (default: build/fixtures). Safe to re-run.
 #   tests/fetch-fixtures.sh [DIR]
 set -euo pipefail
-declare -A binary modules   # forky-kernels: each architecture's packages
 
 dir=${1:-${FIXTURES:-build/fixtures}}
 mkdir -p "$dir/debs"
@@ -266,51 +265,48 @@ if [ "$want" = all ] || [ "$want" = bookworm-i386 ]; then
     set_extract bookworm-i386 shim-signed:i386 grub-efi-ia32-signed:i386 "$kpkg:i386" busybox-static:i386
     ln -sfn "root/$kpkg" "$dir/bookworm-i386/signed-kernel"
 fi
+# A forky kernel comes in three packages: the image (linux-binary-*, which
+# installs /usr/lib/modules/VERSION/vmlinuz), its modules (linux-modules-*)
+# and linux-image-* depending on both.
+forky_kernel() {   # forky_kernel METAPACKAGE ARCH LINKS: the image's and modules' PKG:ARCH;
+    # LINKS/binary and LINKS/modules point where set_extract puts them
+    local kpkg parts p
+    kpkg=$(set_kernel forky "$1" "$2")
+    [ -n "$kpkg" ] && parts=$(set_apt forky apt-cache depends "$kpkg:$2" 2>/dev/null |
+        sed -n 's/^ *Depends: \(linux-\(binary\|modules\)-[^:]*\).*/\1/p' | sort -u)
+    [ "$(echo "${parts:-}" | wc -w)" = 2 ] ||
+        { echo "fetch-fixtures: cannot resolve forky's $1 ($2) into its image and modules" >&2; return 1; }
+    mkdir -p "$3"
+    ln -sfn "../root/$(grep '^linux-binary-' <<<"$parts")" "$3/binary"
+    ln -sfn "../root/$(grep '^linux-modules-' <<<"$parts")" "$3/modules"
+    for p in $parts; do echo "$p:$2"; done
+}
 # forky's signed boot chain, as a forky machine boots it: shim signed by
-# Microsoft, GRUB 2.14 and the cloud kernel signed by Debian, the kernel in
-# its two packages: the image (linux-binary-*, /usr/lib/modules/VERSION/
-# vmlinuz) and its modules (linux-modules-*), 55 MB, into $dir/forky/root,
-# with links $dir/forky/signed-kernel/{binary,modules}.
+# Microsoft, GRUB 2.14 and the cloud kernel signed by Debian, its image and
+# modules (55 MB), into $dir/forky/root, with links
+# $dir/forky/signed-kernel/{binary,modules}.
 if [ "$want" = all ] || [ "$want" = forky-bootchain ]; then
     forky_update
-    kpkg=$(set_kernel forky linux-image-cloud-amd64 amd64)
-    parts=$(set_apt forky apt-cache depends "$kpkg:amd64" 2>/dev/null |
-        sed -n 's/^ *Depends: \(linux-\(binary\|modules\)-[^:]*\).*/\1/p' | sort -u)
-    [ -n "$kpkg" ] && [ "$(echo "$parts" | wc -w)" = 2 ] ||
-        { echo "fetch-fixtures: cannot resolve forky's linux-image-cloud-amd64 into its image and modules" >&2; exit 1; }
+    k=$(forky_kernel linux-image-cloud-amd64 amd64 "$dir/forky/signed-kernel") || exit 1
     # shellcheck disable=SC2046,SC2086
-    set_download forky $(set_missing forky amd64 shim-signed grub-efi-amd64-signed $parts)
-    # shellcheck disable=SC2046
-    set_extract forky shim-signed:amd64 grub-efi-amd64-signed:amd64 $(printf '%s:amd64 ' $parts)
-    mkdir -p "$dir/forky/signed-kernel"
-    ln -sfn "../root/$(echo "$parts" | grep '^linux-binary-')" "$dir/forky/signed-kernel/binary"
-    ln -sfn "../root/$(echo "$parts" | grep '^linux-modules-')" "$dir/forky/signed-kernel/modules"
+    set_download forky $(set_missing forky amd64 shim-signed grub-efi-amd64-signed ${k//:amd64/})
+    # shellcheck disable=SC2086
+    set_extract forky shim-signed:amd64 grub-efi-amd64-signed:amd64 $k
 fi
 # forky's kernels for loong64 and riscv64, the Debian kernels whose images
 # are neither a bzImage nor an arm64 Image: loong64's is an EFI zboot image
 # (its kernel compressed with zstd inside a small EFI program), riscv64's
-# a RISC-V Image. Since forky a kernel comes in three packages: the image
-# (linux-binary-*), its modules (linux-modules-*) and linux-image-*
-# depending on both (210 MB), into $dir/forky/root, with links
-# $dir/forky/kernel-ARCH/{binary,modules}.
+# a RISC-V Image; each with its modules (210 MB), into $dir/forky/root,
+# with links $dir/forky/kernel-ARCH/{binary,modules}.
 if [ "$want" = all ] || [ "$want" = forky-kernels ]; then
     forky_update
     specs=()
     for arch in loong64 riscv64; do
-        kpkg=$(set_kernel forky "linux-image-$arch" "$arch")
-        parts=$(set_apt forky apt-cache depends "$kpkg:$arch" 2>/dev/null |
-            sed -n 's/^ *Depends: \(linux-\(binary\|modules\)-[^:]*\).*/\1/p' | sort -u)
-        [ "$(echo "$parts" | wc -w)" = 2 ] ||
-            { echo "fetch-fixtures: cannot resolve forky's linux-image-$arch into its image and modules" >&2; exit 1; }
-        for p in $parts; do specs+=("$p:$arch"); done
-        binary[$arch]=$(echo "$parts" | grep '^linux-binary-') modules[$arch]=$(echo "$parts" | grep '^linux-modules-')
+        k=$(forky_kernel "linux-image-$arch" "$arch" "$dir/forky/kernel-$arch") || exit 1
+        # shellcheck disable=SC2206
+        specs+=($k)
     done
     # shellcheck disable=SC2046
     set_download forky $(for spec in "${specs[@]}"; do set_missing forky "${spec#*:}" "${spec%:*}"; done)
     set_extract forky "${specs[@]}"
-    for arch in loong64 riscv64; do
-        mkdir -p "$dir/forky/kernel-$arch"
-        ln -sfn "../root/${binary[$arch]}" "$dir/forky/kernel-$arch/binary"
-        ln -sfn "../root/${modules[$arch]}" "$dir/forky/kernel-$arch/modules"
-    done
 fi
