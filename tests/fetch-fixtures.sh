@@ -93,8 +93,13 @@ set_update() {   # set_update SET SOURCES: once a day at most; a failed update w
     mkdir -p "$t/lists/partial" "$t/cache/archives/partial" "$t/parts" "$dir/$1/debs"
     touch "$t/status"
     # A sources list that changed (a set that takes more) is updated at once.
-    [ "$(cat "$t/sources.list" 2>/dev/null)" = "$2" ] || rm -f "$t/updated"
-    echo "$2" >"$t/sources.list"
+    # It is replaced whole, never rewritten in place: tests running side by
+    # side fetch sets of one release, and apt in one must never read a list
+    # another is writing.
+    if [ "$(cat "$t/sources.list" 2>/dev/null)" != "$2" ]; then
+        rm -f "$t/updated"
+        echo "$2" >"$t/sources.list.$$" && mv "$t/sources.list.$$" "$t/sources.list"
+    fi
     # (The lists keep the archive's dates: a stamp of our own tells their age.)
     if [ -z "$(find "$t" -maxdepth 1 -name updated -mtime -1)" ]; then
         if set_apt "$1" apt-get update >"$t/update.log" 2>&1; then
