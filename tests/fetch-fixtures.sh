@@ -61,10 +61,9 @@ if [ "$want" = all ] || [ "$want" = bootchain ]; then
 fi
 # Every bookworm signing template and the unsigned packages its files.json
 # names (read from the template itself, so a new kernel ABI needs no edit).
-template_unsigned() {   # the packages a template's files.json names
-    local deb
-    deb=$(ls "$dir/debs/${1}"_*.deb | sort -V | tail -n 1)
-    dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/share/code-signing/*/files.json' |
+unsigned_in() {   # unsigned_in DEBS TEMPLATE: the packages the newest TEMPLATE .deb's files.json names
+    dpkg-deb --fsys-tarfile "$(ls "$1/${2}"_*.deb | sort -V | tail -n 1)" |
+        tar -xO --wildcards './usr/share/code-signing/*/files.json' |
         python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'
 }
 if [ "$want" = all ] || [ "$want" = templates ]; then
@@ -74,7 +73,7 @@ if [ "$want" = all ] || [ "$want" = templates ]; then
     download $templates
     for t in $templates; do
         # shellcheck disable=SC2046
-        download $(template_unsigned "$t")
+        download $(unsigned_in "$dir/debs" "$t")
     done
 fi
 # Releases and architectures beyond the machine's own: apt with a sources
@@ -155,22 +154,15 @@ debian_sources() {   # debian_sources ARCHS SUITE...: sources.list lines, main o
 # what those need at their exact versions (the GRUB images' grub-common: an
 # archive serves them together), into $dir/SET/debs; $dir/SET/LIST.list
 # names the templates for the tests ("ARCH TEMPLATE" a line).
-set_files_json() {   # set_files_json SET TEMPLATE: its files.json
-    dpkg-deb --fsys-tarfile "$(ls "$dir/$1/debs/${2}"_*.deb | sort -V | tail -n 1)" |
-        tar -xO --wildcards './usr/share/code-signing/*/files.json'
-}
-set_unsigned() {   # set_unsigned SET TEMPLATE: the packages its files.json names
-    set_files_json "$1" "$2" | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'
-}
 set_templates() {   # set_templates SET LIST TEMPLATES (after set_update SET)
     local set=$1 name=$2 list=$3 arch t p
     # shellcheck disable=SC2046
     set_download "$set" $(while read -r arch t; do set_missing "$set" "$arch" "$t"; done <<<"$list")
     # shellcheck disable=SC2046
-    set_download "$set" $(while read -r arch t; do set_missing "$set" "$arch" $(set_unsigned "$set" "$t"); done <<<"$list")
+    set_download "$set" $(while read -r arch t; do set_missing "$set" "$arch" $(unsigned_in "$dir/$set/debs" "$t"); done <<<"$list")
     # shellcheck disable=SC2046
     set_download "$set" $(while read -r arch t; do
-        for p in $(set_unsigned "$set" "$t"); do
+        for p in $(unsigned_in "$dir/$set/debs" "$t"); do
             # shellcheck disable=SC2046
             set_missing "$set" "$arch" $(dpkg-deb -f "$(ls "$dir/$set/debs/${p}_"*"_$arch.deb" "$dir/$set/debs/${p}_"*_all.deb 2>/dev/null |
                 sort -V | tail -n 1)" Depends | tr ',' '\n' | sed -n 's/^ *\([^ ]*\) *(= .*/\1/p')
