@@ -281,14 +281,20 @@ forky_kernel() {   # forky_kernel METAPACKAGE ARCH LINKS: the image's and module
 # forky's signed boot chain, as a forky machine boots it: shim signed by
 # Microsoft, GRUB 2.14 and the cloud kernel signed by Debian, its image and
 # modules (55 MB), into $dir/forky/root, with links
-# $dir/forky/signed-kernel/{binary,modules}.
+# $dir/forky/signed-kernel/{binary,modules}; and the same for arm64, with
+# an arm64 busybox for the initramfs (39 MB more), arm64's shim and busybox as
+# root/shim-signed-arm64 and root/busybox-static-arm64, its kernel linked
+# as $dir/forky/signed-kernel-arm64/{binary,modules}.
 if [ "$want" = all ] || [ "$want" = forky-bootchain ]; then
     forky_update
     k=$(forky_kernel linux-image-cloud-amd64 amd64 "$dir/forky/signed-kernel") || exit 1
+    k64=$(forky_kernel linux-image-cloud-arm64 arm64 "$dir/forky/signed-kernel-arm64") || exit 1
     # shellcheck disable=SC2046,SC2086
-    set_download forky $(set_missing forky amd64 shim-signed grub-efi-amd64-signed ${k//:amd64/})
+    set_download forky $(set_missing forky amd64 shim-signed grub-efi-amd64-signed ${k//:amd64/}
+        set_missing forky arm64 shim-signed grub-efi-arm64-signed busybox-static ${k64//:arm64/})
     # shellcheck disable=SC2086
-    set_extract forky shim-signed:amd64 grub-efi-amd64-signed:amd64 $k
+    set_extract forky shim-signed:amd64 grub-efi-amd64-signed:amd64 $k $k64 \
+        shim-signed:arm64=shim-signed-arm64 grub-efi-arm64-signed:arm64 busybox-static:arm64=busybox-static-arm64
 fi
 # forky's kernels for loong64 and riscv64, the Debian kernels whose images
 # are neither a bzImage nor an arm64 Image: loong64's is an EFI zboot image

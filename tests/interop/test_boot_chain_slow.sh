@@ -1,7 +1,7 @@
 #!/bin/bash
 # ctest-label: slow
-# The rest of the boot matrix (test_boot_chain.sh has cases 1, 2, 4 and
-# one refusal): own platform keys, each refusal, and the points where
+# The rest of the boot matrix (test_boot_chain.sh has cases 1 to 6): own
+# platform keys (7), each refusal (8), and the points where
 # shim, GRUB and the kernel differ from a plain db/dbx reading, each
 # booted in QEMU + OVMF with reprosign chain's verdict compared.
 . "$TESTS_DIR/lib.sh"
@@ -31,19 +31,19 @@ own_vars() {  # own_vars OUT [DBX.esl]
 sign db "$SHIM_UNSIGNED" "$WORK/shim.db"
 own_vars "$WORK/own.fd"
 
-# 3. Debian's shim-unsigned signed with the test db key boots Debian's GRUB
+# 7. Debian's shim-unsigned signed with the test db key boots Debian's GRUB
 # and kernel.
 chain_esp own "$WORK/shim.db" "$GRUB" "$KERNEL" "$WORK/initrd.gz"
-# 5a. shim's hash in dbx.
+# 8a. shim's hash in dbx.
 "$REPROSIGN" efi siglist --hash "$WORK/shim.db" --output "$WORK/shim-hash.esl"
 own_vars "$WORK/own-shimdbx.fd" "$WORK/shim-hash.esl"
 chain_esp shimdbx "$WORK/shim.db" "$GRUB" "$KERNEL" "$WORK/initrd.gz"
 chain_boot own "$WORK/own.fd"; chain_boot shimdbx "$WORK/own-shimdbx.fd"
-expect_boot own booted "3. own PK/KEK/db: shim-unsigned signed by the test db key boots Debian's GRUB and kernel" \
+expect_boot own booted "7. own PK/KEK/db: shim-unsigned signed by the test db key boots Debian's GRUB and kernel" \
     --vars "$WORK/own.fd" "$WORK/shim.db" "$GRUB" "$KERNEL"
-expect_boot shimdbx denied "5. shim's hash in dbx" --vars "$WORK/own-shimdbx.fd" "$WORK/shim.db" "$GRUB" "$KERNEL"
+expect_boot shimdbx denied "8. shim's hash in dbx" --vars "$WORK/own-shimdbx.fd" "$WORK/shim.db" "$GRUB" "$KERNEL"
 
-# 5b. GRUB's hash in MokListX; 5c. GRUB's SBAT generation below SbatLevel.
+# 8b. GRUB's hash in MokListX; 8c. GRUB's SBAT generation below SbatLevel.
 "$REPROSIGN" efi siglist --hash "$GRUB" --output "$WORK/grub-hash.esl"
 "$REPROSIGN" efi shim-var --vars "$MSVARS" --name MokListX "$WORK/grub-hash.esl" --output "$WORK/vars-mokx.fd"
 printf 'sbat,1,2030010100\nshim,4\ngrub,6\n' >"$WORK/grub6.level"
@@ -51,11 +51,11 @@ printf 'sbat,1,2030010100\nshim,4\ngrub,6\n' >"$WORK/grub6.level"
 chain_esp mokx "$SHIM" "$GRUB" "$KERNEL" "$WORK/initrd.gz"
 chain_esp sbat "$SHIM" "$GRUB" "$KERNEL" "$WORK/initrd.gz"
 chain_boot mokx "$WORK/vars-mokx.fd"; chain_boot sbat "$WORK/vars-sbat.fd"
-expect_boot mokx denied "5. GRUB's hash in MokListX" --vars "$WORK/vars-mokx.fd" "$SHIM" "$GRUB" "$KERNEL"
-expect_boot sbat denied "5. GRUB's SBAT generation below the SbatLevel variable" \
+expect_boot mokx denied "8. GRUB's hash in MokListX" --vars "$WORK/vars-mokx.fd" "$SHIM" "$GRUB" "$KERNEL"
+expect_boot sbat denied "8. GRUB's SBAT generation below the SbatLevel variable" \
     --vars "$WORK/vars-sbat.fd" "$SHIM" "$GRUB" "$KERNEL"
 
-# 5d. A kernel signed by a key nothing trusts; GRUB from db without shim.
+# 8d. A kernel signed by a key nothing trusts; GRUB from db without shim.
 "$REPROSIGN" strip "$KERNEL" --output "$WORK/vmlinuz.unsigned"
 sign other "$WORK/vmlinuz.unsigned" "$WORK/vmlinuz.other"
 chain_esp untrusted "$SHIM" "$GRUB" "$WORK/vmlinuz.other" "$WORK/initrd.gz"
@@ -63,7 +63,7 @@ chain_esp untrusted "$SHIM" "$GRUB" "$WORK/vmlinuz.other" "$WORK/initrd.gz"
 sign db "$WORK/grub.unsigned" "$WORK/grub.db"
 chain_esp noshim "$WORK/grub.db" "$WORK/grub.db" "$KERNEL" "$WORK/initrd.gz"
 chain_boot untrusted "$MSVARS"; chain_boot noshim "$WORK/own.fd"
-expect_boot untrusted denied "5. a kernel signed by a key nothing trusts" \
+expect_boot untrusted denied "8. a kernel signed by a key nothing trusts" \
     --vars "$MSVARS" "$SHIM" "$GRUB" "$WORK/vmlinuz.other"
 expect_boot noshim denied "GRUB started from db without shim refuses the kernel" \
     --vars "$WORK/own.fd" "$WORK/grub.db" "$KERNEL"

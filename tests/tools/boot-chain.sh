@@ -38,22 +38,26 @@ chain_machine() {   # the QEMU command line up to its drives, for $CHAIN_ARCH
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-420}
 
 chain_esp() {
-    local dir=$WORK/boot-$1 cfg
+    local dir=$WORK/boot-$1 cfg kib
     mkdir -p "$dir"
+    # The ESP holds what it carries with 16 MiB to spare: an arm64 kernel
+    # is an uncompressed Image of 30 to 40 MB, and a case that loads the
+    # kernel as GRUB carries it twice.
+    kib=$(( $(cat "$2" "$3" "$4" "$5" | wc -c) / 1024 + 16384 ))
     cfg=$dir/grub.cfg
     # no_timer_check: under TCG on a loaded machine the IO-APIC timer check
     # can time out and panic the kernel before init ("IO-APIC + timer doesn't work").
     printf 'set timeout=0\nlinux /vmlinuz quiet panic=-1 %s\ninitrd /initrd.img\nboot\n' \
         "$([ "$CHAIN_ARCH" = aa64 ] && echo console=ttyAMA0 || echo console=ttyS0 no_timer_check)" >"$cfg"
     rm -f "$dir/esp.img"
-    mkfs.vfat -C "$dir/esp.img" 65536 >/dev/null &&
+    { mkfs.vfat -C "$dir/esp.img" "$kib" >/dev/null &&
         mmd -i "$dir/esp.img" ::/EFI ::/EFI/BOOT ::/EFI/debian &&
         mcopy -i "$dir/esp.img" "$2" "::/EFI/BOOT/BOOT${CHAIN_ARCH^^}.EFI" &&
         mcopy -i "$dir/esp.img" "$3" "::/EFI/BOOT/grub$CHAIN_ARCH.efi" &&
         mcopy -i "$dir/esp.img" "$cfg" ::/EFI/BOOT/grub.cfg &&
         mcopy -i "$dir/esp.img" "$cfg" ::/EFI/debian/grub.cfg &&
         mcopy -i "$dir/esp.img" "$4" ::/vmlinuz &&
-        mcopy -i "$dir/esp.img" "$5" ::/initrd.img
+        mcopy -i "$dir/esp.img" "$5" ::/initrd.img; } || fail "boot $1: cannot build its ESP ($kib KiB)"
 }
 
 chain_boot() {
