@@ -7,6 +7,7 @@ set -euo pipefail
 dir=${1:-${FIXTURES:-build/fixtures}}
 mkdir -p "$dir/debs"
 dir=$(cd "$dir" && pwd)
+tools=$(cd "$(dirname "$0")/tools" && pwd)
 
 download() {   # download PKG... into $dir/debs unless already there
     local missing=()
@@ -62,9 +63,7 @@ fi
 # Every bookworm signing template and the unsigned packages its files.json
 # names (read from the template itself, so a new kernel ABI needs no edit).
 unsigned_in() {   # unsigned_in DEBS TEMPLATE: the packages the newest TEMPLATE .deb's files.json names
-    dpkg-deb --fsys-tarfile "$(ls "$1/${2}"_*.deb | sort -V | tail -n 1)" |
-        tar -xO --wildcards './usr/share/code-signing/*/files.json' |
-        python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'
+    bash "$tools/template-packages.sh" "$(ls "$1/${2}"_*.deb | sort -V | tail -n 1)"
 }
 if [ "$want" = all ] || [ "$want" = templates ]; then
     templates="linux-image-amd64-signed-template linux-image-6.12-amd64-signed-template

@@ -19,10 +19,7 @@ unset SOURCE_DATE_EPOCH
 make_key db
 newest_deb() { ls "$debs/${1}_"*_amd64.deb "$debs/${1}_"*_all.deb 2>/dev/null | sort -V | tail -n 1; }
 template_deb() { newest_deb "$1"; }
-unsigned_of() {   # the packages a template's files.json names
-    dpkg-deb --fsys-tarfile "$(template_deb "$1")" | tar -xO --wildcards './usr/share/code-signing/*/files.json' |
-        python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'
-}
+unsigned_of() { bash "$TESTS_DIR/tools/template-packages.sh" "$(template_deb "$1")"; }
 # served_with PKG: the packages at hand that PKG needs at its exact version
 # (grub-efi-amd64-unsigned's grub-common), which the archive serves with it.
 served_with() {

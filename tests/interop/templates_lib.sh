@@ -18,10 +18,7 @@
 deb_of() {   # deb_of DEBS PKG ARCH: the newest .deb of PKG for ARCH (or all)
     ls "$1/${2}_"*"_$3.deb" "$1/${2}_"*_all.deb 2>/dev/null | sort -V | tail -n 1
 }
-unsigned_of_deb() {   # the packages a template .deb's files.json names
-    dpkg-deb --fsys-tarfile "$1" | tar -xO --wildcards './usr/share/code-signing/*/files.json' |
-        python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["packages"]))'
-}
+unsigned_of_deb() { bash "$TESTS_DIR/tools/template-packages.sh" "$1"; }
 
 template_checks() {
     local debs=$1 arch=$2 t=$3 w=$WORK/$2-$3 tdeb p n f
