@@ -97,7 +97,8 @@ release_chain() {
     check "3. $l: the MOK certificate is in .machine, from MokListRT" bash -c "
         grep -a -q 'MokListRT' '$WORK/boot-$l-mok/serial.log' &&
         grep -a -q 'asymmetri reprosign test mok' '$WORK/boot-$l-mok/serial.log'"
-    efivars_agree "$l" "$WORK/boot-$l-mok/serial.log" "$WORK/$l-vmlinuz.changed" "${mokchain[@]}"
+    efivars_agree "$l" "$WORK/boot-$l-mok/serial.log" "$WORK/vars-mok.fd" "$shim" "$WORK/grub.mok" "$WORK/vmlinuz.mok" \
+        "$WORK/$l-vmlinuz.changed"
     modules_by_build_key "$l" "$vars" "$shim" "$grub" "$kernel" "$tree"
 
     # 5. The same MOK-signed GRUB without the MokList: shim refuses it.
@@ -107,16 +108,16 @@ release_chain() {
         --vars "$vars" "$shim" "$WORK/grub.mok" "$WORK/vmlinuz.mok"
 }
 
-# efivars_agree LABEL SERIAL-LOG CHANGED-KERNEL --vars STORE SHIM GRUB KERNEL:
+# efivars_agree LABEL SERIAL-LOG STORE SHIM GRUB KERNEL CHANGED-KERNEL:
 # 6. the variables the booted kernel showed in efivarfs (copied out over
 # the serial console) are the store it booted with: efi list --efivars
 # decodes the same PK, KEK, db and dbx as efi list --vars, MokListRT holds
 # the MOK certificate and shim's vendor certificate, and chain --efivars
-# judges as chain --vars.
+# judges SHIM GRUB KERNEL as chain --vars STORE does, and refuses
+# CHANGED-KERNEL.
 efivars_agree() {
-    local l=$1 dir=$WORK/$1-efivars changed=$3 store=$5 shim=$6 grub=$7 v
+    local l=$1 dir=$WORK/$1-efivars store=$3 shim=$4 grub=$5 kernel=$6 changed=$7 v
     python3 "$TESTS_DIR/tools/serial-efivars.py" "$2" "$dir" >/dev/null
-    shift 3
     # The stores hold PK, KEK and db; dbx only some (efi enroll writes none
     # unless asked), and then efivarfs has none either.
     for v in PK KEK db dbx; do
@@ -132,9 +133,10 @@ efivars_agree() {
         '$REPROSIGN' efi list --efivars '$dir' | grep -q '^SecureBoot 8be4df61-93ca-11d2-aa0d-00e098032b8c BS,RT 1 bytes: 1\$' &&
         '$REPROSIGN' efi list --efivars '$dir' | grep -q '^SetupMode 8be4df61-93ca-11d2-aa0d-00e098032b8c BS,RT 1 bytes: 0\$'"
     check "6. $l: chain --efivars on the booted machine's variables judges as chain --vars" bash -c "
-        '$REPROSIGN' chain --efivars '$dir' ${*:3} >'$dir.out' &&
+        '$REPROSIGN' chain --efivars '$dir' '$shim' '$grub' '$kernel' >'$dir.out' &&
         grep -q '^variables: $dir (a running machine: SecureBoot on, SetupMode off)' '$dir.out' &&
-        cmp <(grep '^stage' '$dir.out' | cut -d: -f1-2) <('$REPROSIGN' chain $* | grep '^stage' | cut -d: -f1-2)"
+        cmp <(grep '^stage' '$dir.out' | cut -d: -f1-2) \
+            <('$REPROSIGN' chain --vars '$store' '$shim' '$grub' '$kernel' | grep '^stage' | cut -d: -f1-2)"
     check "6. $l: chain --efivars refuses the changed kernel as chain --vars does" bash -c "
         ! '$REPROSIGN' chain --efivars '$dir' '$shim' '$grub' '$changed' >/dev/null 2>&1"
 }

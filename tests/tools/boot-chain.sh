@@ -43,7 +43,7 @@ chain_esp() {
     # The ESP holds what it carries with 16 MiB to spare: an arm64 kernel
     # is an uncompressed Image of 30 to 40 MB, and a case that loads the
     # kernel as GRUB carries it twice.
-    kib=$(( $(cat "$2" "$3" "$4" "$5" | wc -c) / 1024 + 16384 ))
+    kib=$(( ($(stat -L -c %s "$2" "$3" "$4" "$5" | paste -sd+)) / 1024 + 16384 ))
     cfg=$dir/grub.cfg
     # no_timer_check: under TCG on a loaded machine the IO-APIC timer check
     # can time out and panic the kernel before init ("IO-APIC + timer doesn't work").
