@@ -230,7 +230,7 @@ int kernel_cert_list_find(const uint8_t *data, size_t len, size_t *start, size_t
 {
     kernel_list_scan *s = kernel_list_scan_new(KERNEL_MAX_CERT_LIST, err);
     const uint8_t *list;
-    uint64_t at;
+    uint64_t at = 0;
     int r;
 
     if (!s)

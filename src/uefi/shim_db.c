@@ -162,7 +162,7 @@ int shim_cert_table_read(const uint8_t *sec, size_t len, shim_cert_table *t, rs_
 
 int shim_db_add_vendor_cert(shim_db *s, const uint8_t *sec, size_t len, rs_error *err)
 {
-    shim_cert_table t;
+    shim_cert_table t = { 0 };
 
     if (shim_cert_table_read(sec, len, &t, err) < 0)
         return -1;
