@@ -12,4 +12,5 @@ apt-get install -y -q --no-install-recommends \
     softhsm2 opensc p11-kit \
     dpkg-dev debhelper lintian valgrind groff-base man-db zsh apt-utils gpg gpgv systemd util-linux prometheus \
     qemu-system-x86 qemu-system-arm ovmf ovmf-ia32 qemu-efi-aarch64 gnu-efi mtools dosfstools efitools busybox-static \
-    golang-go golang-golang-x-mod-dev reprepro apt debian-archive-keyring mmdebstrap
+    golang-go golang-golang-x-mod-dev reprepro apt debian-archive-keyring mmdebstrap \
+    reprotest faketime disorderfs diffoscope-minimal

@@ -8,7 +8,8 @@
 #      build-asan/ and runs the whole suite again, but for the QEMU boots
 #      (their time is the emulated firmware's; the chain code they check
 #      runs under the sanitizers in the chain tests);
-#   4. builds the Debian package and runs lintian on it;
+#   4. builds the Debian package and runs lintian on it, and builds it
+#      twice with reprotest, which must find the same bytes;
 #   5. with REPROSIGN_VALGRIND=1, runs the suite under valgrind memcheck;
 #   6. runs clang's static analyzer over src/ (scripts/scan.sh), and
 #      builds the Release and MinSizeRel types, warnings as errors;
@@ -36,6 +37,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # the network-free tests again), then lintian.
 REPROSIGN_TEST_PACKAGE=1 REPROSIGN_INSTALL_PACKAGE=1 REPROSIGN=$(pwd)/build/reprosign TESTS_DIR=$(pwd)/tests \
     bash tests/interop/test_debian_package.sh
+# Built twice by reprotest, the second build varied: the same .debs.
+REPROSIGN_TEST_PACKAGE=1 REPROSIGN=$(pwd)/build/reprosign TESTS_DIR=$(pwd)/tests bash tests/interop/test_reproducible_package.sh
 # The same package built, tested and installed on trixie, in a build chroot.
 REPROSIGN_TEST_PACKAGE=1 REPROSIGN=$(pwd)/build/reprosign TESTS_DIR=$(pwd)/tests FIXTURES="$fixtures" \
     bash tests/interop/test_trixie_package.sh

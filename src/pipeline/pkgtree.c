@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,11 @@ typedef struct rs_known_node {
 
 static size_t name_hash(const char *s)
 {
-    size_t h = 14695981039346656037ULL;   /* FNV-1a */
+    uint64_t h = 14695981039346656037ULL;   /* FNV-1a, 64-bit on every word size */
 
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
+    return (size_t)h;
 }
 
 /* The slot holding name, or the free slot where it belongs. */

@@ -9,13 +9,19 @@
 
 #include <openssl/sha.h>
 #include <pthread.h>
+#include <stdint.h>
 
 #include "base/bytes.h"
 #include "translog/jsonl.h"
 
 /* Log files are read whole to check them; a log of this size holds tens
- * of millions of entries, far past what the format was used for. */
+ * of millions of entries, far past what the format was used for. A 32-bit
+ * address space has no room for 4 GiB: there, half of it. */
+#if SIZE_MAX > UINT32_MAX
 #define MAX_LOG_FILE ((size_t)1 << 32)
+#else
+#define MAX_LOG_FILE (SIZE_MAX / 2)
+#endif
 #define MAX_SIG 4096
 
 /* Heads are signed by a thread of their own, this often when there is

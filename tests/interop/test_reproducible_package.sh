@@ -1,0 +1,41 @@
+#!/bin/bash
+# reprosign's own Debian package builds reproducibly, as Debian's
+# reproducible-builds checks expect of every package: reprotest builds it
+# twice, the second time varied in every way it can vary here, and both
+# builds' .debs must be the same bytes. Slow (two package builds): runs only
+# with REPROSIGN_TEST_PACKAGE=1, as test_debian_package does.
+. "$TESTS_DIR/lib.sh"
+# An opt-in, not a missing dependency, so never a failure.
+[ "${REPROSIGN_TEST_PACKAGE:-0}" = 1 ] || { echo "SKIP: set REPROSIGN_TEST_PACKAGE=1 to build the package"; exit 77; }
+need_tool reprotest; need_tool dpkg-buildpackage; need_tool dh; need_tool git
+need_tool faketime; need_tool disorderfs; need_tool diffoscope
+
+copy_source "$WORK/src"
+# Left out: user_group, because bookworm's reprotest (0.7.23) runs
+# `sudo -h localhost`, which bookworm's sudo refuses ("a remote host may only
+# be specified when listing privileges"); and domain_host when not root, as it
+# needs a UTS namespace.
+vary=-user_group
+varied='environment build_path kernel aslr num_cpus time fileordering domain_host home locales exec_path timezone umask'
+if [ "$(id -u)" != 0 ]; then
+    vary="$vary,-domain_host"
+    varied=${varied/ domain_host/}
+    echo "note: not root, so the host and domain name are not varied"
+fi
+# The package's tests run in test_debian_package; here only the bytes count.
+check "reprotest: the package built twice, the second build varied, gives the same .debs" bash -c "
+    cd '$WORK' && DEB_BUILD_OPTIONS='nocheck parallel=$(nproc)' reprotest --verbose --vary='$vary' \
+        --store-dir='$WORK/out' src -- null >'$WORK/reprotest.log' 2>&1 ||
+    { grep -E '^(INFO|WARNING|ERROR)|differences|Reproduc' '$WORK/reprotest.log' | tail -n 30
+      head -n 80 '$WORK'/out/*.diffoscope.out 2>/dev/null; exit 1; }"
+experiment=$(grep -m 1 '^INFO:reprotest:build "experiment-1":' "$WORK/reprotest.log")
+missing=
+for v in $varied; do [[ $experiment == *"vary $v"* ]] || missing="$missing $v"; done
+[ -z "$missing" ] || echo "    not varied:$missing (reprotest: ${experiment#*: })"
+check "... which varied all $(echo "$varied" | wc -w) of: $varied" test -n "$experiment" -a -z "$missing"
+check "... among them the file order, through disorderfs" grep -q '^INFO:reprotest.build:DISORDERFS variation' "$WORK/reprotest.log"
+check "... and both builds made reprosign_*.deb and its -dbgsym" bash -c "
+    for build in control experiment-1; do
+        ls '$WORK'/out/\$build/reprosign_*_$(dpkg --print-architecture).deb '$WORK'/out/\$build/reprosign-dbgsym_*.deb || exit 1
+    done"
+finish
