@@ -120,7 +120,9 @@ static void *wait_for_room(void *arg)
 }
 
 /* Files are made at most 1,024 ahead of the writer; after a file that
- * failed, none is made, and none waits for room it would never get. */
+ * failed, none is made, and none waits for room it would never get. The
+ * writer wakes for a run of files, not for each: like a signer, the test
+ * readies every file it was given room for before it waits for more. */
 static void room_bounds_files_ahead(const char *dir)
 {
     char out[256];
@@ -131,8 +133,9 @@ static void room_bounds_files_ahead(const char *dir)
 
     snprintf(out, sizeof(out), "%s/ahead.tar.gz", dir);
     CHECK(rs_tarball_feed_start(&feed, out, 0, N_NUMBERED, numbered_entry, NULL, &err) == 0);
-    rs_tarball_feed_ready(feed, 0);   /* the writer now waits at the gate, nothing written */
     CHECK(rs_tarball_feed_room(feed, 1023, &err) == 0);
+    for (size_t k = 0; k < 1024; k++)
+        rs_tarball_feed_ready(feed, k);   /* the writer now waits at the gate, nothing written */
     w = (room_wait){ .feed = feed, .k = 1024 };
     pthread_create(&thread, NULL, wait_for_room, &w);
     usleep(50 * 1000);
@@ -144,11 +147,11 @@ static void room_bounds_files_ahead(const char *dir)
     pthread_join(thread, NULL);
     CHECK(w.returned && w.rc == 0);   /* file 0 written: room for 1,024 */
 
-    for (size_t k = 1; k < 1500; k++)
-        if (k != 700)
+    for (size_t k = 1024; k < 1500; k++)
+        if (k != 1200)
             rs_tarball_feed_ready(feed, k);
-    rs_tarball_feed_abandon(feed, 700);
-    CHECK(rs_tarball_feed_room(feed, 600, &err) == 0);
+    rs_tarball_feed_abandon(feed, 1200);
+    CHECK(rs_tarball_feed_room(feed, 1100, &err) == 0);
     CHECK(rs_tarball_feed_room(feed, 2500, &err) == -1 && strstr(err.msg, "an earlier file failed"));
     rs_tarball_feed_free(feed);
     CHECK(access(out, F_OK) != 0);
