@@ -231,6 +231,31 @@ make_buildd() {   # make_buildd RELEASE
 }
 if [ "$want" = all ] || [ "$want" = trixie-buildd ]; then make_buildd trixie; fi
 if [ "$want" = forky-buildd ]; then make_buildd forky; fi
+# A chroot to cross-build reprosign for a bookworm architecture of another
+# word size or byte order than amd64's (i386: 32-bit; s390x: big-endian),
+# as Debian's buildds build it there: bookworm's cross compiler, that
+# architecture's libraries reprosign links, and qemu-user-static to run
+# what it builds (of its 70 emulators, dpkg unpacks only ARCH's: the others
+# are 420 MB). Made once: $dir/cross/ARCH.tar.
+make_cross() {   # make_cross ARCH QEMU-NAME
+    local tar=$dir/cross/$1.tar triplet libs
+    [ -f "$tar" ] && return 0
+    triplet=$(dpkg-architecture -a"$1" -qDEB_HOST_GNU_TYPE 2>/dev/null)
+    libs=$(printf '%s:'"$1"',' libc6-dev libssl-dev libp11-kit-dev libjansson-dev libarchive-dev \
+        libsqlite3-dev libsystemd-dev libgpgme-dev)
+    mkdir -p "$dir/cross"
+    rm -f "$tar.tmp"
+    mmdebstrap --quiet --variant=apt --architectures=amd64,"$1" --format=tar \
+        --dpkgopt='path-exclude=/usr/bin/qemu-*' --dpkgopt="path-include=/usr/bin/$2-static" \
+        --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+        --dpkgopt='path-exclude=/usr/share/locale/*' \
+        --include="gcc-$triplet,cmake,make,pkg-config,qemu-user-static,${libs%,}" \
+        --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+        bookworm "$tar.tmp" http://deb.debian.org/debian
+    mv "$tar.tmp" "$tar"
+}
+if [ "$want" = all ] || [ "$want" = cross-i386 ]; then make_cross i386 qemu-i386; fi
+if [ "$want" = all ] || [ "$want" = cross-s390x ]; then make_cross s390x qemu-s390x; fi
 # trixie's signed boot chain, as a trixie machine boots it: shim signed by
 # Microsoft, GRUB and the cloud kernel signed by Debian (36 MB); and the
 # same for arm64, its cloud kernel an uncompressed Image, with an arm64
