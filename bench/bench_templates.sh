@@ -29,7 +29,7 @@ bench_dir=${BENCH_DIR:-$( [ -w /dev/shm ] && echo /dev/shm || echo /tmp )}
 work=$(mktemp -d -p "$bench_dir")
 trap 'rm -rf "$work"' EXIT
 tdeb=$(ls "$debs/${t}"_*.deb | sort -V | tail -n 1)
-dpkg-deb --fsys-tarfile "$tdeb" | tar -xO --wildcards './usr/share/code-signing/*/files.json' >"$work/files.json"
+bash tests/tools/template-files-json.sh "$tdeb" >"$work/files.json"
 mkdir -p "$work/pkgs"
 python3 -c 'import json,sys
 for p, v in json.load(open(sys.argv[1]))["packages"].items():
