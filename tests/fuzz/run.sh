@@ -7,6 +7,7 @@
 # usage: tests/fuzz/run.sh [SECONDS]          (default 60)
 # env:   FUZZ_TARGETS="fuzz_pe ..."  run only these
 #        FUZZ_MAX_LEN (default 16384), FUZZ_BUILD (default build-fuzz)
+#        FUZZ_JOBS    targets run at once (default: the number of cores)
 #        FIXTURES (default build/fixtures)
 # Exit status: 0 if every target built and ran clean, 1 otherwise.
 # The corpus grows across runs in $FUZZ_BUILD/corpus/TARGET; crashes are
@@ -18,7 +19,7 @@ seconds=${1:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/${FUZZ_BUILD:-build-fuzz}
 max_len=${FUZZ_MAX_LEN:-16384}
-cd "$root"
+cd "$root" || exit 1
 
 CC=clang cmake -S . -B "$build" -DREPROSIGN_FUZZ=ON >/dev/null || exit 1
 
@@ -55,17 +56,32 @@ if ! REPROSIGN=$build/reprosign tests/fuzz/make-seeds.sh "$seeds"; then
     echo "fuzz: no seeds; starting from empty corpora" >&2
 fi
 
-for t in "${built[@]}"; do
-    corpus=$build/corpus/$t
-    artifacts=$build/artifacts/$t
-    log=$build/$t.log
+# run_target TARGET: one target for $seconds, its exit status in $build/TARGET.rc.
+run_target() {
+    local t=$1 rc
+    local corpus=$build/corpus/$t artifacts=$build/artifacts/$t log=$build/$t.log
     mkdir -p "$corpus" "$artifacts" "$seeds/$t"
     echo "fuzz: $t for ${seconds}s" >&2
     # nice: the machine is shared. -timeout turns a hang into a finding.
     nice -n 10 "$build/tests/fuzz/$t" -max_total_time="$seconds" -max_len="$max_len" -timeout=30 \
         -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$seeds/$t" >"$log" 2>&1
     rc=$?
-    if (( rc == 0 )); then
+    echo "$rc" >"$build/$t.rc"
+}
+
+# One target per core at a time: each runs single-threaded, so each still
+# gets its full SECONDS of one core.
+parallel=${FUZZ_JOBS:-$(nproc)}
+for t in "${built[@]}"; do
+    rm -f "$build/$t.rc"
+    while (( $(jobs -rp | wc -l) >= parallel )); do wait -n; done
+    run_target "$t" &
+done
+wait
+for t in "${built[@]}"; do
+    rc=$(cat "$build/$t.rc" 2>/dev/null || echo lost)
+    log=$build/$t.log
+    if [[ $rc == 0 ]]; then
         status[$t]=ok
     else
         status[$t]="FAILED (exit $rc): $(grep -m1 -E '^(==[0-9]+==ERROR|SUMMARY|BUG)' "$log")"
