@@ -144,7 +144,7 @@ ratio_range=$(sort -g "$work/ratio.t" | awk 'NR==1 {lo=$1} {hi=$1} END {printf "
 # it: data.tar.xz is decompressed in the run (its modules carry Debian's
 # signatures, which sign-template digests around, as for stripped ones).
 mkdir -p "$work/debs"
-ln -s "$(ls "$fixtures/debs/$pkg"_*.deb | sort -V | tail -n 1)" "$work/debs/"
+ln -s "$(bash tests/tools/newest-deb.sh "$fixtures/debs" "$pkg")" "$work/debs/"
 : >"$work/deb.t"
 for i in $(seq "$runs"); do
     rm -rf "$work/out-deb"

@@ -28,13 +28,13 @@ bash tests/fetch-fixtures.sh "$fixtures" "$set" >/dev/null
 bench_dir=${BENCH_DIR:-$( [ -w /dev/shm ] && echo /dev/shm || echo /tmp )}
 work=$(mktemp -d -p "$bench_dir")
 trap 'rm -rf "$work"' EXIT
-tdeb=$(ls "$debs/${t}"_*.deb | sort -V | tail -n 1)
+tdeb=$(bash tests/tools/newest-deb.sh "$debs" "$t")
 bash tests/tools/template-files-json.sh "$tdeb" >"$work/files.json"
 mkdir -p "$work/pkgs"
 python3 -c 'import json,sys
 for p, v in json.load(open(sys.argv[1]))["packages"].items():
     for f in v["files"]: print(p, f["file"])' "$work/files.json" >"$work/list"
-for p in $(cut -d' ' -f1 "$work/list" | sort -u); do ln -s "$(ls "$debs/${p}"_*.deb | sort -V | tail -n 1)" "$work/pkgs/"; done
+for p in $(cut -d' ' -f1 "$work/list" | sort -u); do ln -s "$(bash tests/tools/newest-deb.sh "$debs" "$p")" "$work/pkgs/"; done
 openssl req -new -x509 -newkey rsa:2048 -nodes -subj /CN=bench -keyout "$work/k.pem" -out "$work/c.pem" 2>/dev/null
 export SOURCE_DATE_EPOCH=1700000000
 

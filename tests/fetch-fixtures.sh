@@ -21,7 +21,7 @@ download() {   # download PKG... into $dir/debs unless already there
 
 extract() {    # extract PKG's .deb into $dir/root/PKG
     local pkg=$1 deb
-    deb=$(ls "$dir/debs/${pkg}"_*.deb | sort -V | tail -n 1)
+    deb=$(bash "$tools/newest-deb.sh" "$dir/debs" "$pkg")
     if [ ! -d "$dir/root/$pkg" ]; then
         mkdir -p "$dir/root/$pkg.tmp"
         dpkg-deb -x "$deb" "$dir/root/$pkg.tmp"
@@ -63,7 +63,7 @@ fi
 # Every bookworm signing template and the unsigned packages its files.json
 # names (read from the template itself, so a new kernel ABI needs no edit).
 unsigned_in() {   # unsigned_in DEBS TEMPLATE: the packages the newest TEMPLATE .deb's files.json names
-    bash "$tools/template-packages.sh" "$(ls "$1/${2}"_*.deb | sort -V | tail -n 1)"
+    bash "$tools/template-packages.sh" "$(bash "$tools/newest-deb.sh" "$1" "$2")"
 }
 if [ "$want" = all ] || [ "$want" = templates ]; then
     templates="linux-image-amd64-signed-template linux-image-6.12-amd64-signed-template
@@ -130,7 +130,7 @@ set_extract() {   # set_extract SET PKG:ARCH[=NAME]...: each into $dir/SET/root/
         [ "$name" = "$spec" ] && name=$p
         if [ ! -d "$dir/$set/root/$name" ]; then
             rm -rf "$dir/$set/root/$name.tmp" && mkdir -p "$dir/$set/root/$name.tmp"
-            dpkg-deb -x "$(ls "$dir/$set/debs/${p}"_*_"$arch".deb | sort -V | tail -n 1)" "$dir/$set/root/$name.tmp"
+            dpkg-deb -x "$(bash "$tools/newest-deb.sh" "$dir/$set/debs" "$p" "$arch")" "$dir/$set/root/$name.tmp"
             mv "$dir/$set/root/$name.tmp" "$dir/$set/root/$name"
         fi
     done
@@ -163,8 +163,8 @@ set_templates() {   # set_templates SET LIST TEMPLATES (after set_update SET)
     set_download "$set" $(while read -r arch t; do
         for p in $(unsigned_in "$dir/$set/debs" "$t"); do
             # shellcheck disable=SC2046
-            set_missing "$set" "$arch" $(dpkg-deb -f "$(ls "$dir/$set/debs/${p}_"*"_$arch.deb" "$dir/$set/debs/${p}_"*_all.deb 2>/dev/null |
-                sort -V | tail -n 1)" Depends | tr ',' '\n' | sed -n 's/^ *\([^ ]*\) *(= .*/\1/p')
+            set_missing "$set" "$arch" $(dpkg-deb -f "$(bash "$tools/newest-deb.sh" "$dir/$set/debs" "$p" "$arch" all)" Depends |
+                tr ',' '\n' | sed -n 's/^ *\([^ ]*\) *(= .*/\1/p')
         done
     done <<<"$list")
     echo "$list" >"$dir/$set/$name.list.tmp" && mv "$dir/$set/$name.list.tmp" "$dir/$set/$name.list"

@@ -17,7 +17,7 @@ suite=${ROUNDTRIP_SUITE:-bookworm}
 debs=${ROUNDTRIP_DEBS:-$FIXTURES/debs}
 unset SOURCE_DATE_EPOCH
 make_key db
-newest_deb() { ls "$debs/${1}_"*_amd64.deb "$debs/${1}_"*_all.deb 2>/dev/null | sort -V | tail -n 1; }
+newest_deb() { bash "$TESTS_DIR/tools/newest-deb.sh" "$debs" "$1" amd64 all || true; }
 template_deb() { newest_deb "$1"; }
 unsigned_of() { bash "$TESTS_DIR/tools/template-packages.sh" "$(template_deb "$1")"; }
 # served_with PKG: the packages at hand that PKG needs at its exact version

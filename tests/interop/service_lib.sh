@@ -7,8 +7,8 @@ need_fixtures shim
 need_tool apt-ftparchive; need_tool gpg; need_tool gpgv; need_tool dpkg-deb
 
 debs=$FIXTURES/debs
-template_deb=$(ls "$debs"/shim-helpers-amd64-signed-template_*.deb)
-unsigned_deb=$(ls "$debs"/shim-unsigned_*.deb)
+template_deb=$(bash "$TESTS_DIR/tools/newest-deb.sh" "$debs" shim-helpers-amd64-signed-template)
+unsigned_deb=$(bash "$TESTS_DIR/tools/newest-deb.sh" "$debs" shim-unsigned)
 unsigned_root=$FIXTURES/root/shim-unsigned
 tversion=$(dpkg-deb -f "$template_deb" Version)
 sec_version=$tversion+sec1

@@ -16,7 +16,7 @@
 #     service_lib.sh sourced).
 
 deb_of() {   # deb_of DEBS PKG ARCH: the newest .deb of PKG for ARCH (or all)
-    ls "$1/${2}_"*"_$3.deb" "$1/${2}_"*_all.deb 2>/dev/null | sort -V | tail -n 1
+    bash "$TESTS_DIR/tools/newest-deb.sh" "$1" "$2" "$3" all
 }
 unsigned_of_deb() { bash "$TESTS_DIR/tools/template-packages.sh" "$1"; }
 

@@ -32,7 +32,7 @@ module=$(find "$FIXTURES"/kernel/lib/modules/*/kernel -name '*.ko' | sort | head
 "$REPROSIGN" strip "$module" --output "$in/m.ko"
 cp "$FIXTURES"/debs/shim-unsigned_*.deb "$in/pkgs/"
 bash "$TESTS_DIR/tools/template-files-json.sh" \
-    "$(ls "$FIXTURES"/debs/shim-helpers-amd64-signed-template_*.deb | sort -V | tail -n 1)" >"$in/files.json"
+    "$(bash "$TESTS_DIR/tools/newest-deb.sh" "$FIXTURES/debs" shim-helpers-amd64-signed-template)" >"$in/files.json"
 cp "$FIXTURES/root/shim-signed/usr/lib/shim/shimx64.efi.signed" \
     "$FIXTURES/root/grub-efi-amd64-signed/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed" "$MSVARS" "$in/chain/"
 cp "$(ls "$FIXTURES"/signed-kernel/boot/vmlinuz-* | head -n 1)" "$in/chain/vmlinuz"

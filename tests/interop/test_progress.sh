@@ -9,7 +9,7 @@ need_fixtures shim
 need_tool python3; need_tool dpkg-source
 
 debs=$FIXTURES/debs
-template_deb=$(ls "$debs"/shim-helpers-amd64-signed-template_*.deb)
+template_deb=$(bash "$TESTS_DIR/tools/newest-deb.sh" "$debs" shim-helpers-amd64-signed-template)
 unsigned_root=$FIXTURES/root/shim-unsigned
 make_key db
 export SOURCE_DATE_EPOCH=1700000000

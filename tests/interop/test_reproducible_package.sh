@@ -11,20 +11,34 @@ need_tool reprotest; need_tool dpkg-buildpackage; need_tool dh; need_tool git
 need_tool faketime; need_tool disorderfs; need_tool diffoscope
 
 copy_source "$WORK/src"
-# Left out: user_group, because bookworm's reprotest (0.7.23) runs
-# `sudo -h localhost`, which bookworm's sudo refuses ("a remote host may only
-# be specified when listing privileges"); and domain_host when not root, as it
-# needs a UTS namespace.
-vary=-user_group
-varied='environment build_path kernel aslr num_cpus time fileordering domain_host home locales exec_path timezone umask'
-if [ "$(id -u)" != 0 ]; then
-    vary="$vary,-domain_host"
+# The second build runs as another user and group (root only): nobody, as
+# the one unprivileged account every Debian system has. Bookworm's reprotest
+# (0.7.23) prefixes every sudo with "-h localhost", which bookworm's sudo
+# refuses ("a remote host may only be specified when listing privileges");
+# the sudo first on reprotest's PATH drops that prefix and runs the real one.
+vary=
+varied='environment build_path kernel aslr num_cpus time fileordering user_group domain_host home locales exec_path timezone umask'
+if [ "$(id -u)" = 0 ]; then
+    need_tool sudo
+    mkdir -p "$WORK/bin"
+    cat >"$WORK/bin/sudo" <<'SH'
+#!/bin/sh
+[ "$1" = -h ] && [ "$2" = localhost ] && shift 2
+exec /usr/bin/sudo "$@"
+SH
+    chmod +x "$WORK/bin/sudo"
+    chmod 755 "$WORK"   # nobody builds in a directory below it
+    vary='user_group.available+=nobody:nogroup'
+else
+    # Both need root: sudo to another user, and a UTS namespace.
+    vary='-user_group,-domain_host'
+    varied=${varied/ user_group/}
     varied=${varied/ domain_host/}
-    echo "note: not root, so the host and domain name are not varied"
+    echo "note: not root, so the build user and group, and the host and domain name, are not varied"
 fi
 # The package's tests run in test_debian_package; here only the bytes count.
 check "reprotest: the package built twice, the second build varied, gives the same .debs" bash -c "
-    cd '$WORK' && DEB_BUILD_OPTIONS='nocheck parallel=$(nproc)' reprotest --verbose --vary='$vary' \
+    cd '$WORK' && PATH='$WORK/bin':\$PATH DEB_BUILD_OPTIONS='nocheck parallel=$(nproc)' reprotest --verbose --vary='$vary' \
         --store-dir='$WORK/out' src -- null >'$WORK/reprotest.log' 2>&1 ||
     { grep -E '^(INFO|WARNING|ERROR)|differences|Reproduc' '$WORK/reprotest.log' | tail -n 30
       head -n 80 '$WORK'/out/*.diffoscope.out 2>/dev/null; exit 1; }"
