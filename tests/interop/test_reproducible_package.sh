@@ -13,7 +13,7 @@ need_tool faketime; need_tool disorderfs; need_tool diffoscope
 
 copy_source "$WORK/src"
 # As root, the second build runs as another user and group: nobody, the one
-# unprivileged account every Debian system has. Two things of bookworm's
+# unprivileged account every Debian system has. Three things of bookworm's
 # stand in the way, each met here without touching the system:
 #   - its reprotest (0.7.23) prefixes every sudo with "-h localhost", which
 #     its sudo refuses ("a remote host may only be specified when listing
