@@ -35,7 +35,82 @@ kernel_package() {
         sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p' | head -n 1
 }
 
+# A build chroot for amd64 as RELEASE's buildds build the -signed packages
+# in: mmdebstrap's buildd variant, its release verified with
+# debian-archive-keyring, with the tools the templates' Build-Depends name
+# beside their unsigned packages (which the tests' archive serves), so a
+# build fetches little. 500 MB, made once: $dir/RELEASE/buildd-amd64.tar.
+# trixie's (trixie-buildd) builds in the default run, forky's
+# (forky-buildd) in the slow tests.
+make_buildd() {   # make_buildd RELEASE
+    local tar=$dir/$1/buildd-amd64.tar
+    [ -f "$tar" ] && return 0
+    mkdir -p "$dir/$1"
+    rm -f "$tar.tmp"
+    # The machine's apt policy on expired Release files (a frozen mirror's
+    # testing release) holds in the chroot too: mmdebstrap reads none of it.
+    local opts=() check=
+    eval "$(apt-config shell check Acquire::Check-Valid-Until)"
+    [ "$check" = false ] && opts=(--aptopt='Acquire::Check-Valid-Until "false"')
+    mmdebstrap --quiet --variant=buildd --architectures=amd64 --format=tar "${opts[@]}" \
+        --include=debhelper,sbsigntool,python3,kernel-wedge,kmod,rsync \
+        --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+        "$1" "$tar.tmp" http://deb.debian.org/debian
+    mv "$tar.tmp" "$tar"
+}
+# A chroot to cross-build reprosign for a bookworm architecture of another
+# word size or byte order than amd64's (i386: 32-bit; s390x: big-endian),
+# as Debian's buildds build it there: bookworm's cross compiler, that
+# architecture's libraries reprosign links, and qemu-user-static to run
+# what it builds (of its 70 emulators, dpkg unpacks only ARCH's: the others
+# are 420 MB). Made once: $dir/cross/ARCH.tar.
+make_cross() {   # make_cross ARCH QEMU-NAME
+    local tar=$dir/cross/$1.tar triplet libs
+    [ -f "$tar" ] && return 0
+    triplet=$(dpkg-architecture -a"$1" -qDEB_HOST_GNU_TYPE 2>/dev/null)
+    libs=$(printf '%s:'"$1"',' libc6-dev libssl-dev libp11-kit-dev libjansson-dev libarchive-dev \
+        libsqlite3-dev libsystemd-dev libgpgme-dev)
+    mkdir -p "$dir/cross"
+    rm -f "$tar.tmp"
+    mmdebstrap --quiet --variant=apt --architectures=amd64,"$1" --format=tar \
+        --dpkgopt='path-exclude=/usr/bin/qemu-*' --dpkgopt="path-include=/usr/bin/$2-static" \
+        --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+        --dpkgopt='path-exclude=/usr/share/locale/*' \
+        --include="gcc-$triplet,cmake,make,pkg-config,qemu-user-static,${libs%,}" \
+        --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+        bookworm "$tar.tmp" http://deb.debian.org/debian
+    mv "$tar.tmp" "$tar"
+}
 want=${2:-all}
+# The three chroots of the default run take a minute or two of one core
+# each, mostly dpkg's, while the downloads below mostly wait on the
+# network: they are made beside them, each logging to $dir/NAME.log, and
+# the script waits for all of them before it ends, failed or not.
+beside_pids=() beside_names=()
+beside() {   # beside NAME COMMAND...
+    "${@:2}" >"$dir/$1.log" 2>&1 &
+    beside_pids+=($!) beside_names+=("$1")
+}
+wait_beside() {
+    local i failed=0
+    for i in "${!beside_pids[@]}"; do
+        if wait "${beside_pids[$i]}"; then
+            rm -f "$dir/${beside_names[$i]}.log"
+        else
+            echo "fetch-fixtures: ${beside_names[$i]} failed ($dir/${beside_names[$i]}.log):" >&2
+            tail -n 20 "$dir/${beside_names[$i]}.log" >&2
+            failed=1
+        fi
+    done
+    beside_pids=()
+    return "$failed"
+}
+trap wait_beside EXIT
+if [ "$want" = all ]; then
+    beside trixie-buildd make_buildd trixie
+    beside cross-i386 make_cross i386 qemu-i386
+    beside cross-s390x make_cross s390x qemu-s390x
+fi
 if [ "$want" = all ] || [ "$want" = shim ]; then
     download shim-unsigned shim-helpers-amd64-signed shim-helpers-amd64-signed-template
     for p in shim-unsigned shim-helpers-amd64-signed shim-helpers-amd64-signed-template; do extract "$p"; done
@@ -206,56 +281,10 @@ if [ "$want" = all ] || [ "$want" = forky-templates ]; then
 arm64 linux-signed-arm64-template
 $(loader_templates)"
 fi
-# A build chroot for amd64 as RELEASE's buildds build the -signed packages
-# in: mmdebstrap's buildd variant, its release verified with
-# debian-archive-keyring, with the tools the templates' Build-Depends name
-# beside their unsigned packages (which the tests' archive serves), so a
-# build fetches little. 500 MB, made once: $dir/RELEASE/buildd-amd64.tar.
-# trixie's (trixie-buildd) builds in the default run, forky's
-# (forky-buildd) in the slow tests.
-make_buildd() {   # make_buildd RELEASE
-    local tar=$dir/$1/buildd-amd64.tar
-    [ -f "$tar" ] && return 0
-    mkdir -p "$dir/$1"
-    rm -f "$tar.tmp"
-    # The machine's apt policy on expired Release files (a frozen mirror's
-    # testing release) holds in the chroot too: mmdebstrap reads none of it.
-    local opts=() check=
-    eval "$(apt-config shell check Acquire::Check-Valid-Until)"
-    [ "$check" = false ] && opts=(--aptopt='Acquire::Check-Valid-Until "false"')
-    mmdebstrap --quiet --variant=buildd --architectures=amd64 --format=tar "${opts[@]}" \
-        --include=debhelper,sbsigntool,python3,kernel-wedge,kmod,rsync \
-        --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-        "$1" "$tar.tmp" http://deb.debian.org/debian
-    mv "$tar.tmp" "$tar"
-}
-if [ "$want" = all ] || [ "$want" = trixie-buildd ]; then make_buildd trixie; fi
+if [ "$want" = trixie-buildd ]; then make_buildd trixie; fi
 if [ "$want" = forky-buildd ]; then make_buildd forky; fi
-# A chroot to cross-build reprosign for a bookworm architecture of another
-# word size or byte order than amd64's (i386: 32-bit; s390x: big-endian),
-# as Debian's buildds build it there: bookworm's cross compiler, that
-# architecture's libraries reprosign links, and qemu-user-static to run
-# what it builds (of its 70 emulators, dpkg unpacks only ARCH's: the others
-# are 420 MB). Made once: $dir/cross/ARCH.tar.
-make_cross() {   # make_cross ARCH QEMU-NAME
-    local tar=$dir/cross/$1.tar triplet libs
-    [ -f "$tar" ] && return 0
-    triplet=$(dpkg-architecture -a"$1" -qDEB_HOST_GNU_TYPE 2>/dev/null)
-    libs=$(printf '%s:'"$1"',' libc6-dev libssl-dev libp11-kit-dev libjansson-dev libarchive-dev \
-        libsqlite3-dev libsystemd-dev libgpgme-dev)
-    mkdir -p "$dir/cross"
-    rm -f "$tar.tmp"
-    mmdebstrap --quiet --variant=apt --architectures=amd64,"$1" --format=tar \
-        --dpkgopt='path-exclude=/usr/bin/qemu-*' --dpkgopt="path-include=/usr/bin/$2-static" \
-        --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
-        --dpkgopt='path-exclude=/usr/share/locale/*' \
-        --include="gcc-$triplet,cmake,make,pkg-config,qemu-user-static,${libs%,}" \
-        --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-        bookworm "$tar.tmp" http://deb.debian.org/debian
-    mv "$tar.tmp" "$tar"
-}
-if [ "$want" = all ] || [ "$want" = cross-i386 ]; then make_cross i386 qemu-i386; fi
-if [ "$want" = all ] || [ "$want" = cross-s390x ]; then make_cross s390x qemu-s390x; fi
+if [ "$want" = cross-i386 ]; then make_cross i386 qemu-i386; fi
+if [ "$want" = cross-s390x ]; then make_cross s390x qemu-s390x; fi
 # trixie's signed boot chain, as a trixie machine boots it: shim signed by
 # Microsoft, GRUB and the cloud kernel signed by Debian (36 MB); and the
 # same for arm64, its cloud kernel an uncompressed Image, with an arm64
@@ -337,3 +366,4 @@ if [ "$want" = all ] || [ "$want" = forky-kernels ]; then
     set_download forky $(for spec in "${specs[@]}"; do set_missing forky "${spec#*:}" "${spec%:*}"; done)
     set_extract forky "${specs[@]}"
 fi
+wait_beside
