@@ -56,10 +56,11 @@ REPROSIGN_TEST_PACKAGE=1 REPROSIGN=$(pwd)/build/reprosign TESTS_DIR=$(pwd)/tests
     bash tests/interop/test_trixie_package.sh
 
 # Memcheck over the suite is slow (tens of minutes): opt in with
-# REPROSIGN_VALGRIND=1 (scripts/valgrind.sh).
+# REPROSIGN_VALGRIND=1 (scripts/valgrind.sh). The kernel pipeline's 1,121 modules
+# take 3.5 min under it; the boots and the package build are left out.
 if [ "${REPROSIGN_VALGRIND:-0}" = 1 ]; then
     stage "valgrind memcheck"
-    sh scripts/valgrind.sh -E 'pipeline_kernel|uefi_boot|debian_package'
+    sh scripts/valgrind.sh -E 'uefi_boot|debian_package'
 fi
 
 stage "static analysis"
