@@ -43,7 +43,9 @@
     "    2. the signer's key in .builtin_trusted_keys (the kernel image's\n"                     \
     "       system_certificate_list, certs/system_certificates.S; or --kernel-keys)\n"        \
     "       or .machine (MokList + shim's vendor certificate), then .platform (db)\n"          \
-    "       accepts\n"                                                                          \
+    "       accepts; the first keyring holding the key its identifier names\n"                \
+    "       decides, so a module changed after signing is rejected there\n"                    \
+    "       (EKEYREJECTED), never tried against the next\n"                                   \
     "    3. certificates in .machine or .platform whose TBS hash is in dbx are in\n"          \
     "       no keyring; the built-in ones load first, before dbx is read\n"                    \
     "    4. the SHA-256 of the module file, signature included, in dbx or\n"       \

@@ -55,6 +55,10 @@ typedef struct rs_verify_report {
     rs_digest expected;      /* digest carried or implied by the signature */
     rs_digest actual;        /* digest of the image */
     char reason[RS_ERROR_MAX]; /* why it failed */
+    /* Module signatures: a trusted certificate has the signer's identifier,
+     * so the kernel would find the key (and a failure is -EKEYREJECTED,
+     * not -ENOKEY). */
+    bool key_found;
 } rs_verify_report;
 
 void rs_verify_report_free(rs_verify_report *r);

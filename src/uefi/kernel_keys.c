@@ -172,7 +172,11 @@ static int file_sha256(const char *path, rs_digest *d, rs_error *err)
 }
 
 /* mod_verify_sig: the secondary keyring (.builtin_trusted_keys and
- * .machine), then .platform; then the content hash against the blacklist. */
+ * .machine), then .platform; then the content hash against the blacklist.
+ * The key the signature's identifier names decides: only when no keyring
+ * holds it (-ENOKEY) does the kernel try the next. A found key that does
+ * not verify is -EKEYREJECTED, which refuses the module with or without
+ * lockdown (module_sig_check). */
 int kernel_verify_module(const char *path, const kernel_keys *k, module_verdict *v, rs_error *err)
 {
     const rs_trust *rings[] = { &k->builtin, &k->machine, &k->platform };
@@ -192,6 +196,12 @@ int kernel_verify_module(const char *path, const kernel_keys *k, module_verdict 
             v->ok = true;
             snprintf(v->keyring, sizeof(v->keyring), "%s", names[i]);
             snprintf(v->detail, sizeof(v->detail), "key of %s", sigs.reports[0].anchor);
+        } else if (sigs.reports[0].key_found) {
+            snprintf(v->detail, sizeof(v->detail),
+                     "its signer's key is in %s, but the signature does not verify with it (%.512s): "
+                     "Key was rejected by service (EKEYREJECTED)",
+                     names[i], sigs.reports[0].reason);
+            return 0;
         }
     }
     /* Debian's kernels since trixie sign every module with a key made for

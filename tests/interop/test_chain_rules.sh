@@ -328,6 +328,13 @@ refused_with "modules: unsigned is refused under lockdown" "LOCKDOWN_MODULE_SIGN
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-none"
 refused_with "modules: a foreign key is refused" "in no keyring" \
     "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-foreign"
+# A module changed after signing: its key is found, the signature fails
+# (-EKEYREJECTED), and that, not a missing key, is the reason.
+mkdir -p "$WORK/m-changed" && cp "$WORK/m-mok/a.ko" "$WORK/m-changed/a.ko"
+printf 'X' | dd of="$WORK/m-changed/a.ko" bs=1 seek=100 conv=notrunc status=none
+refused_with "modules: a changed module is refused by its own key, not for a missing one" \
+    "a.ko: REFUSED by the kernel: its signer's key is in .machine, but the signature does not verify with it (.*over the module bytes.*): Key was rejected by service" \
+    "$REPROSIGN" chain "${DB[@]}" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-changed"
 python3 "$TESTS_DIR/tools/esl-entry.py" file "$WORK/m-mok/a.ko" "$WORK/mod-hash.esl"
 refused_with "modules: the module's SHA-256 in dbx revokes it" "is blacklisted" \
     "$REPROSIGN" chain "${DB[@]}" --dbx "$WORK/mod-hash.esl" --mok "$WORK/mok.esl" "${CHAIN[@]}" --modules "$WORK/m-mok"

@@ -278,6 +278,7 @@ int module_cms_verify(const rs_bytes *der, const rs_trust *trust, const module_c
 
         if (CMS_SignerInfo_cert_cmp(the_signer(cms), anchor) != 0)
             continue;
+        report->key_found = true;
         if (module_cms_check(cms, anchor, content, &why) < 0)
             continue;
         report->signer = rs_x509_name(X509_get_subject_name(anchor));
