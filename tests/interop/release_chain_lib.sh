@@ -9,7 +9,8 @@
 # the boot's verdict and reprosign chain's must agree; for the modules
 # (MODULES, the kernel's lib/modules; the four *-MOD are module files
 # under it, .ko or .ko.xz, the first three re-signed with a MOK, not at
-# all and with a foreign key, the last Debian's efivarfs module as built),
+# all and with a foreign key, the last Debian's efivarfs module as built;
+# and the MOK-signed one changed after signing),
 # the kernel's under lockdown and chain's; for the keys built into the
 # kernel, the names its log gives them and chain's; for the variables the
 # booted kernel shows, chain --efivars and chain --vars. LABEL names the
@@ -26,6 +27,16 @@ resigned() {
         if [ "$2" = none ]; then cp "$plain.unsigned" "$plain.out"
         else "$REPROSIGN" sign --key "$WORK/$2.key" --cert "$WORK/$2.crt" "$plain.unsigned" --output "$plain.out"; fi &&
         case $1 in *.xz) xz -c "$plain.out" >"$3" ;; *) cp "$plain.out" "$3" ;; esac
+}
+
+# changed_after_signing MODULE OUT: MODULE (.ko or .ko.xz) with byte 100
+# (past the ELF header) changed; compressed as it came.
+changed_after_signing() {
+    local plain=$WORK/changed.ko
+    mkdir -p "$(dirname "$2")"
+    case $1 in *.xz) xz -dc "$1" >"$plain" ;; *) cp "$1" "$plain" ;; esac
+    printf 'X' | dd of="$plain" bs=1 seek=100 conv=notrunc status=none
+    case $1 in *.xz) xz -c "$plain" >"$2" ;; *) cp "$plain" "$2" ;; esac
 }
 
 pe_magic() {  # pe_magic IMAGE: its COFF machine and optional header magic, in hex
@@ -50,13 +61,17 @@ release_chain() {
     resigned "$9" mok "$WORK/$l-mod-mok/$m_mok"
     resigned "${10}" none "$WORK/$l-mod-none/$m_none"
     resigned "${11}" other "$WORK/$l-mod-other/$m_other"
+    # The MOK-signed module with one byte changed after signing: its key is
+    # found, and the signature fails there (-EKEYREJECTED).
+    changed_after_signing "$WORK/$l-mod-mok/$m_mok" "$WORK/$l-mod-changed/changed-$m_mok"
     # Debian's own efivarfs module, signed with the key made for that
     # build, whose certificate is in the kernel image
     # (.builtin_trusted_keys): chain reads it from there. Loaded, it lets
     # the initramfs print the variables it sees, for case 6.
     mkdir -p "$WORK/$l-mod-debian" && cp "${12}" "$WORK/$l-mod-debian/"
     python3 "$TESTS_DIR/tools/mkinitramfs.py" "$WORK/$l-initrd-mods.gz" "$busybox" "$WORK/$l-mod-mok/$m_mok" \
-        "$WORK/$l-mod-none/$m_none" "$WORK/$l-mod-other/$m_other" "$WORK/$l-mod-debian/$m_efi"
+        "$WORK/$l-mod-none/$m_none" "$WORK/$l-mod-other/$m_other" "$WORK/$l-mod-debian/$m_efi" \
+        "$WORK/$l-mod-changed/changed-$m_mok"
 
     # 1. The chain boots. 2. Its kernel has no .sbat: shim accepts it
     # through shim_lock, but refuses it when it loads it itself.
@@ -90,6 +105,10 @@ release_chain() {
         "${mokchain[@]}"
     module_agrees "$l-mok" "$WORK/$l-mod-other" "$m_other" refused \
         "3. $l: under lockdown, a module signed with a foreign key is refused" "${mokchain[@]}"
+    module_agrees "$l-mok" "$WORK/$l-mod-changed" "changed-$m_mok" refused \
+        "3. $l: under lockdown, the MOK-signed module with one byte changed after signing is refused" "${mokchain[@]}"
+    check "3. $l: ... chain: by the MOK's own key in .machine, not for a missing key" \
+        grep -q "its signer's key is in .machine, but the signature does not verify with it" "$WORK/mod.out"
     module_agrees "$l-mok" "$WORK/$l-mod-debian" "$m_efi" loaded \
         "3. $l: under lockdown, Debian's own $m_efi loads by its build key, which chain reads from the kernel image" \
         "${mokchain[@]}"
