@@ -4,6 +4,9 @@
 # service used (sign-file -d per module, sbsign --detached for the kernel),
 # in the same run; and the machine's floor: SHA-256 over the bytes at
 # `openssl speed` rate plus one RSA-2048 signature per file, over the cores.
+# Beside the floor, a bare signer (bench_sign_bare.c): read, hash, sign and
+# write each file on every core, and nothing else, the least any program
+# doing this job pays on this machine.
 # Also attach-tree over the same tree against `cp -r`, and peak memory.
 #   bench/bench_pipeline.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
@@ -12,6 +15,8 @@ build=${1:-build}
 runs=${2:-3}
 rs=$(pwd)/$build/reprosign
 signfile=/usr/lib/linux-kbuild-6.1/scripts/sign-file
+bare=$(pwd)/$build/bench_sign_bare
+[ -x "$rs" ] && [ -x "$bare" ] || { echo "bench_pipeline: build $rs and $bare first" >&2; exit 1; }
 # Absolute, for the links made to it from the work directory.
 fixtures=$(realpath -m -- "${FIXTURES:-build/fixtures}")
 # Outputs go to tmpfs when there is one (BENCH_DIR overrides): the floor
@@ -79,6 +84,7 @@ floor_now() {
 # (`gzip -1` of its tar). Over the cores, like the floor, and added to it:
 # no signer can go below that sum.
 mapfile -t inputs < <(sed "s|^|$work/pkgs/$pkg/|" "$work/files")
+printf '%s\n' "${inputs[@]}" >"$work/inputs"
 # Each part is the fastest of 3 tries: the bound errs low, not high.
 fastest() {   # fastest COMMAND...: the least wall time of 3 runs
     local best= t0 t1 i
@@ -107,7 +113,7 @@ io_now() {   # io_now OUT
 # every sign-template run is paired with a floor measured right after it,
 # and the ratio reported is the median of the runs' own ratios.
 : >"$work/rs.t"; : >"$work/peer.t"; : >"$work/par.t"; : >"$work/floor.t"; : >"$work/ratio.t"; : >"$work/ratio_all.t"
-: >"$work/io.t"; : >"$work/ratio_io.t"
+: >"$work/io.t"; : >"$work/ratio_io.t"; : >"$work/bare.t"; : >"$work/ratio_bare.t"; : >"$work/bare_floor.t"
 for i in $(seq "$runs"); do
     rm -rf "$work/out" "$work/peer"
     t0=$EPOCHREALTIME; "$rs" sign-template --quiet "$work/files.json" --packages "$work/pkgs" --key "$work/k.pem" \
@@ -118,6 +124,14 @@ for i in $(seq "$runs"); do
     echo "$f $sha $rsa $f_all" >>"$work/floor.t"
     echo "$t / $f" | bc -l >>"$work/ratio.t"
     echo "$t / $f_all" | bc -l >>"$work/ratio_all.t"
+    rm -rf "$work/bare"; mkdir "$work/bare"
+    t0=$EPOCHREALTIME; "$bare" "$work/k.pem" "$work/inputs" "$work/bare" "$cores" >/dev/null; t1=$EPOCHREALTIME
+    tb=$(echo "$t1 - $t0" | bc)
+    [ "$(find "$work/bare" -name '*.sig' | wc -l)" -eq "$nfiles" ] || { echo "the bare signer signed too little" >&2; exit 1; }
+    rm -rf "$work/bare"
+    echo "$tb" >>"$work/bare.t"
+    echo "$t / $tb" | bc -l >>"$work/ratio_bare.t"
+    echo "$tb / $f" | bc -l >>"$work/bare_floor.t"
     read -r io io_cat io_cp io_gz <<<"$(io_now "$work/out")"
     echo "$io $io_cat $io_cp $io_gz" >>"$work/io.t"
     echo "$t / ($f + $io)" | bc -l >>"$work/ratio_io.t"
@@ -138,7 +152,9 @@ ratio=$(median <"$work/ratio.t")
 ratio_all=$(median <"$work/ratio_all.t")
 io_s=$(cut -d' ' -f1 "$work/io.t" | median); ratio_io=$(median <"$work/ratio_io.t")
 io_parts=$(for k in 2 3 4; do cut -d' ' -f$k "$work/io.t" | median; done | xargs printf '%.3f s, %.3f s, %.3f s')
-ratio_range=$(sort -g "$work/ratio.t" | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.2f to %.2f", lo, hi}')
+range() { sort -g "$1" | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.2f to %.2f", lo, hi}'; }
+ratio_range=$(range "$work/ratio.t")
+bare_s=$(median <"$work/bare.t"); ratio_bare=$(median <"$work/ratio_bare.t"); bare_floor=$(median <"$work/bare_floor.t")
 
 # The same template against the packaged .deb, as Debian's service gets
 # it: data.tar.xz is decompressed in the run (its modules carry Debian's
@@ -180,6 +196,9 @@ printf '  %-44s %8.3f s  (SHA-256 %.0f MB/s, RSA-2048 %.0f sign/s)\n' "floor" "$
 printf '  %-44s %8.2fx the floor (each run against its own: %s)\n' "sign-template" "$ratio" "$ratio_range"
 printf '  %-44s %8.3f s\n' "floor with openssl speed -multi $cores" "$floor_all"
 printf '  %-44s %8.2fx that floor\n' "sign-template" "$ratio_all"
+printf '  %-44s %8.3f s\n' "bare signer ($cores threads)" "$bare_s"
+printf '  %-44s %8.2fx the floor (runs: %s)\n' "bare signer" "$bare_floor" "$(range "$work/bare_floor.t")"
+printf '  %-44s %8.2fx the bare signer (runs: %s)\n' "sign-template" "$ratio_bare" "$(range "$work/ratio_bare.t")"
 printf '  %-44s %8.3f s  (cat the inputs, cp -r signatures/, gzip -1 the tar: %s; over %d cores)\n' "the job's own I/O" "$io_s" "$io_parts" "$cores"
 printf '  %-44s %8.2fx the floor plus that I/O\n' "sign-template" "$ratio_io"
 printf '  %-44s %8d KiB\n' "sign-template peak memory (max RSS)" "$peak"
