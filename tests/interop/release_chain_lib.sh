@@ -16,27 +16,30 @@
 # booted kernel shows, chain --efivars and chain --vars. LABEL names the
 # chain in each check and in $WORK.
 
+# unpacked MODULE PLAIN: MODULE (.ko or .ko.xz) as a plain .ko in PLAIN;
+# packed_like MODULE PLAIN OUT: PLAIN into OUT, compressed as MODULE came.
+unpacked() { case $1 in *.xz) xz -dc "$1" >"$2" ;; *) cp "$1" "$2" ;; esac; }
+packed_like() { mkdir -p "$(dirname "$3")" && case $1 in *.xz) xz -c "$2" >"$3" ;; *) cp "$2" "$3" ;; esac; }
+
 # resigned MODULE KEY|none OUT: MODULE stripped and signed with KEY (or
 # left unsigned), compressed as it came.
 resigned() {
     local plain
     plain=$WORK/$(basename "${1%.xz}")
-    mkdir -p "$(dirname "$3")"
-    case $1 in *.xz) xz -dc "$1" >"$plain.in" ;; *) cp "$1" "$plain.in" ;; esac
+    unpacked "$1" "$plain.in"
     "$REPROSIGN" strip "$plain.in" --output "$plain.unsigned" &&
         if [ "$2" = none ]; then cp "$plain.unsigned" "$plain.out"
         else "$REPROSIGN" sign --key "$WORK/$2.key" --cert "$WORK/$2.crt" "$plain.unsigned" --output "$plain.out"; fi &&
-        case $1 in *.xz) xz -c "$plain.out" >"$3" ;; *) cp "$plain.out" "$3" ;; esac
+        packed_like "$1" "$plain.out" "$3"
 }
 
 # changed_after_signing MODULE OUT: MODULE (.ko or .ko.xz) with byte 100
 # (past the ELF header) changed; compressed as it came.
 changed_after_signing() {
     local plain=$WORK/changed.ko
-    mkdir -p "$(dirname "$2")"
-    case $1 in *.xz) xz -dc "$1" >"$plain" ;; *) cp "$1" "$plain" ;; esac
+    unpacked "$1" "$plain"
     printf 'X' | dd of="$plain" bs=1 seek=100 conv=notrunc status=none
-    case $1 in *.xz) xz -c "$plain" >"$2" ;; *) cp "$plain" "$2" ;; esac
+    packed_like "$1" "$plain" "$2"
 }
 
 pe_magic() {  # pe_magic IMAGE: its COFF machine and optional header magic, in hex
