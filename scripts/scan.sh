@@ -9,6 +9,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 dir=${1:-build-scan}
+command -v scan-build >/dev/null || { echo "scan.sh: scan-build is not installed (clang-tools)" >&2; exit 1; }
 rm -rf "$dir"
 scan-build -o "$dir/report" cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug >/dev/null
 exec scan-build --status-bugs -disable-checker unix.Malloc -o "$dir/report" \

@@ -22,6 +22,9 @@ started=$(date +%s)
 stage() { echo "== test.sh: $* (at $(($(date +%s) - started)) s)"; }
 stage dependencies
 [ "${REPROSIGN_SKIP_DEPS:-0}" = 1 ] || sh scripts/install-deps.sh
+# Every tool a test calls must come from what install-deps.sh installs: a
+# missing one fails here, in seconds, not at its test an hour on.
+python3 tests/tools/check-deps.py
 jobs=$(nproc)
 fixtures=$(pwd)/build/fixtures
 # Everything a test needs was just installed: a test that would skip for a
