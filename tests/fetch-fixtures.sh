@@ -35,6 +35,16 @@ kernel_package() {
         sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p' | head -n 1
 }
 
+# The machine's own Debian mirror, from its apt configuration (the project
+# names no host): the base URI of the source that serves the release
+# (`apt_mirror`) or its security updates (`apt_mirror security`).
+apt_mirror() {   # apt_mirror [security]
+    local uri
+    uri=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 2>/dev/null | awk -v sec="${1:-}" '
+        (sec == "security") == ($1 ~ /-security$/) && $1 !~ /-(updates|backports)$/ { print $2; exit }')
+    [ -n "$uri" ] || { echo "fetch-fixtures: the machine's apt sources name no Debian ${1:-release} mirror" >&2; return 1; }
+    echo "${uri%/}"
+}
 # A build chroot for amd64 as RELEASE's buildds build the -signed packages
 # in: mmdebstrap's buildd variant, its release verified with
 # debian-archive-keyring, with the tools the templates' Build-Depends name
@@ -55,7 +65,7 @@ make_buildd() {   # make_buildd RELEASE
     mmdebstrap --quiet --variant=buildd --architectures=amd64 --format=tar "${opts[@]}" \
         --include=debhelper,sbsigntool,python3,kernel-wedge,kmod,rsync \
         --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-        "$1" "$tar.tmp" http://deb.debian.org/debian
+        "$1" "$tar.tmp" "$(apt_mirror)"
     mv "$tar.tmp" "$tar"
 }
 # A chroot to cross-build reprosign for a bookworm architecture of another
@@ -78,7 +88,7 @@ make_cross() {   # make_cross ARCH QEMU-NAME
         --dpkgopt='path-exclude=/usr/share/locale/*' \
         --include="gcc-$triplet,cmake,make,pkg-config,qemu-user-static,${libs%,}" \
         --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-        bookworm "$tar.tmp" http://deb.debian.org/debian
+        bookworm "$tar.tmp" "$(apt_mirror)"
     mv "$tar.tmp" "$tar"
 }
 want=${2:-all}
@@ -219,8 +229,8 @@ set_kernel() {   # set_kernel SET METAPACKAGE ARCH
 debian_sources() {   # debian_sources ARCHS SUITE...: sources.list lines, main only
     local suite mirror
     for suite in "${@:2}"; do
-        mirror=http://deb.debian.org/debian
-        [[ $suite == *-security ]] && mirror=http://deb.debian.org/debian-security
+        mirror=$(apt_mirror) || return 1
+        [[ $suite == *-security ]] && { mirror=$(apt_mirror security) || return 1; }
         echo "deb [arch=$1 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main"
     done
 }
