@@ -1,7 +1,8 @@
 #!/bin/bash
 # ctest-label: slow
-# The rest of the boot matrix (test_boot_chain.sh has cases 1 to 6): own
-# platform keys (7), each refusal (8), and the points where
+# The rest of the boot matrix (test_boot_chain.sh has cases 1 to 6,
+# test_boot_refusals.sh shim's hash in dbx and GRUB below the SbatLevel):
+# own platform keys (7), the other refusals (8), and the points where
 # shim, GRUB and the kernel differ from a plain db/dbx reading, each
 # booted in QEMU + OVMF with reprosign chain's verdict compared.
 . "$TESTS_DIR/lib.sh"
@@ -34,26 +35,15 @@ own_vars "$WORK/own.fd"
 # 7. Debian's shim-unsigned signed with the test db key boots Debian's GRUB
 # and kernel.
 chain_esp own "$WORK/shim.db" "$GRUB" "$KERNEL" "$WORK/initrd.gz"
-# 8a. shim's hash in dbx.
-"$REPROSIGN" efi siglist --hash "$WORK/shim.db" --output "$WORK/shim-hash.esl"
-own_vars "$WORK/own-shimdbx.fd" "$WORK/shim-hash.esl"
-chain_esp shimdbx "$WORK/shim.db" "$GRUB" "$KERNEL" "$WORK/initrd.gz"
-chain_boot own "$WORK/own.fd"; chain_boot shimdbx "$WORK/own-shimdbx.fd"
-expect_boot own booted "7. own PK/KEK/db: shim-unsigned signed by the test db key boots Debian's GRUB and kernel" \
-    --vars "$WORK/own.fd" "$WORK/shim.db" "$GRUB" "$KERNEL"
-expect_boot shimdbx denied "8. shim's hash in dbx" --vars "$WORK/own-shimdbx.fd" "$WORK/shim.db" "$GRUB" "$KERNEL"
-
-# 8b. GRUB's hash in MokListX; 8c. GRUB's SBAT generation below SbatLevel.
+# 8b. GRUB's hash in MokListX (8a, shim's hash in dbx, and 8c, GRUB below
+# the SbatLevel, boot in test_boot_refusals.sh).
 "$REPROSIGN" efi siglist --hash "$GRUB" --output "$WORK/grub-hash.esl"
 "$REPROSIGN" efi shim-var --vars "$MSVARS" --name MokListX "$WORK/grub-hash.esl" --output "$WORK/vars-mokx.fd"
-printf 'sbat,1,2030010100\nshim,4\ngrub,6\n' >"$WORK/grub6.level"
-"$REPROSIGN" efi shim-var --vars "$MSVARS" --name SbatLevel "$WORK/grub6.level" --output "$WORK/vars-sbat.fd"
 chain_esp mokx "$SHIM" "$GRUB" "$KERNEL" "$WORK/initrd.gz"
-chain_esp sbat "$SHIM" "$GRUB" "$KERNEL" "$WORK/initrd.gz"
-chain_boot mokx "$WORK/vars-mokx.fd"; chain_boot sbat "$WORK/vars-sbat.fd"
+chain_boot own "$WORK/own.fd"; chain_boot mokx "$WORK/vars-mokx.fd"
+expect_boot own booted "7. own PK/KEK/db: shim-unsigned signed by the test db key boots Debian's GRUB and kernel" \
+    --vars "$WORK/own.fd" "$WORK/shim.db" "$GRUB" "$KERNEL"
 expect_boot mokx denied "8. GRUB's hash in MokListX" --vars "$WORK/vars-mokx.fd" "$SHIM" "$GRUB" "$KERNEL"
-expect_boot sbat denied "8. GRUB's SBAT generation below the SbatLevel variable" \
-    --vars "$WORK/vars-sbat.fd" "$SHIM" "$GRUB" "$KERNEL"
 
 # 8d. A kernel signed by a key nothing trusts; GRUB from db without shim.
 "$REPROSIGN" strip "$KERNEL" --output "$WORK/vmlinuz.unsigned"
