@@ -19,47 +19,6 @@
 #include "cli/cli.h"
 #include "cli/doc.h"
 
-static const struct option *find_option(const rs_command *cmd, const char *name)
-{
-    for (const struct option *o = cmd->options; o && o->name; o++)
-        if (!strcmp(o->name, name))
-            return o;
-    return NULL;
-}
-
-bool doc_arg_optional(const rs_command *cmd, const char *name)
-{
-    const struct option *o = find_option(cmd, name);
-
-    return o && o->has_arg == optional_argument;
-}
-
-static bool is_one_of(const char *s, const char *const *list)
-{
-    for (; *list; list++)
-        if (!strcmp(s, *list))
-            return true;
-    return false;
-}
-
-doc_arg doc_arg_kind(const rs_command *cmd, const rs_optdoc *o)
-{
-    static const char *const dirs[] = { "DIR", "SIGDIR", "ROOT", "OUTROOT", "OUTDIR", "LOGDIR", NULL };
-    static const char *const values[] = { "N", "T", "GUID", "NAME", "SUFFIX", "URI", "file:PATH|env:VAR", NULL };
-
-    if (!o->arg || doc_arg_optional(cmd, o->name))
-        return DOC_ARG_NONE;
-    if (is_one_of(o->arg, values))
-        return DOC_ARG_VALUE;
-    if (strchr(o->arg, '|'))
-        return DOC_ARG_WORDS;
-    if (is_one_of(o->arg, dirs))
-        return DOC_ARG_DIR;
-    if (!strcmp(o->name, "key") || !strcmp(o->name, "cert"))
-        return DOC_ARG_KEY;
-    return DOC_ARG_FILE;
-}
-
 /* ---- consistency ---- */
 
 static bool documented(const rs_command *cmd, const char *name)
@@ -79,11 +38,14 @@ static size_t check_command(const rs_command *cmd)
             printf("%s: --%s has no entry in .optdocs\n", cmd->name, o->name);
             problems++;
         }
-    for (const rs_optdoc *d = cmd->optdocs; d && d->name; d++)
-        if (!find_option(cmd, d->name) || !d->text || (d->arg != NULL) != (find_option(cmd, d->name)->has_arg != 0)) {
+    for (const rs_optdoc *d = cmd->optdocs; d && d->name; d++) {
+        const struct option *o = doc_find_option(cmd, d->name);
+
+        if (!o || !d->text || (d->arg != NULL) != (o->has_arg != 0)) {
             printf("%s: .optdocs --%s does not match the options table\n", cmd->name, d->name);
             problems++;
         }
+    }
     for (const char *letter = cmd->short_options; letter && *letter; letter++) {
         const struct option *o = cmd->options;
 

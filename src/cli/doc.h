@@ -17,9 +17,13 @@ typedef enum doc_arg {
     DOC_ARG_VALUE, /* free text: a number, a GUID, a time */
 } doc_arg;
 
+/* doc_args.c: an option's getopt entry (NULL if the table has none), what
+ * its argument is, and whether it is optional (--opt=VALUE only). */
+const struct option *doc_find_option(const rs_command *cmd, const char *name);
 doc_arg doc_arg_kind(const rs_command *cmd, const rs_optdoc *o);
 bool doc_arg_optional(const rs_command *cmd, const char *name);
 
+/* The renderers: doc_man.c, doc_bash.c, doc_zsh.c. */
 int doc_write_man_pages(const char *dir, const rs_command *const *commands, size_t n);
 int doc_write_bash(FILE *f, const rs_command *const *commands, size_t n);
 int doc_write_zsh(FILE *f, const rs_command *const *commands, size_t n);
