@@ -1,4 +1,6 @@
-/* Shared by log.c (appending) and log_open.c (opening). */
+/* Shared by log.c (appending), log_open.c (opening) and log_edge.c (the
+ * right edge in memory). log_open.c uses the other two and log.c uses
+ * log_edge.c; none calls back, so each can be read and changed alone. */
 #ifndef RS_LOG_INTERNAL_H
 #define RS_LOG_INTERNAL_H
 
@@ -21,10 +23,10 @@ struct rs_translog {
     rs_merkle_frontier frontier;
 };
 
-/* Reads the right edge of the tree of l->size entries into memory; with
- * root, checks the tree has it. */
+/* log_edge.c: reads the right edge of the tree of l->size entries into
+ * memory; with root, checks the tree has it. */
 int rs_log_load_edge(rs_translog *l, const rs_hash *root, rs_error *err);
-/* Makes everything written durable, then the checkpoint of l->size. */
+/* log.c: makes everything written durable, then the checkpoint of l->size. */
 int rs_log_put_checkpoint(rs_translog *l, rs_error *err);
 
 #endif
