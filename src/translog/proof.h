@@ -8,7 +8,8 @@
  *   (blank line)
  *   <signed checkpoint>
  *
- * and the full audit of a log directory. */
+ * made from a log directory (log_prove.c) or read and checked offline
+ * (proof.c), and the full audit of a log directory (audit.c). */
 #ifndef RS_PROOF_H
 #define RS_PROOF_H
 
@@ -44,6 +45,28 @@ int rs_tlog_proof_verify(const rs_tlog_proof *p, const rs_note_key *vkey, const 
                          rs_checkpoint *cp, rs_error *err);
 /* At least min of the witness keys cosigned note. */
 int rs_check_witnesses(const rs_note *note, const rs_note_key *witnesses, size_t n, size_t min, rs_error *err);
+
+/* An inclusion proof made from a log directory: the proof as
+ * c2sp.org/tlog-proof@v1 carries it (its checkpoint is the log's signed
+ * note as read; rs_tlog_proof_format prints it), that checkpoint parsed,
+ * and the entry's leaf hash. */
+typedef struct rs_log_proof {
+    rs_tlog_proof proof;
+    rs_checkpoint cp;
+    rs_hash leaf;
+} rs_log_proof;
+
+void rs_log_proof_free(rs_log_proof *p);
+/* Proves the entry at index of the tree of dir's checkpoint: reads the
+ * checkpoint (its signatures unchecked: whoever reads the proof checks
+ * them against the key they pinned), the audit path's O(log n) tiles and
+ * the entry, and refuses when they do not give the checkpoint's root.
+ * A refusal leaves *out empty, with nothing to free. */
+int rs_log_prove(const char *dir, uint64_t index, rs_log_proof *out, rs_error *err);
+/* The same for the entry with exactly the bytes of the file entry_path,
+ * found through the leaf index (translog/log.h); refused when the index
+ * has no such entry. */
+int rs_log_prove_file(const char *dir, const char *entry_path, rs_log_proof *out, rs_error *err);
 
 typedef struct rs_audit_result {
     uint64_t size;
