@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "base/bytes.h"
-#include "base/json_values.h"
 #include "cli/cmd_log.h"
 #include "crypto/ossl.h"
 #include "translog/log.h"
@@ -76,53 +75,6 @@ const rs_command cmd_log = {
     .verbs = "keygen verify prove verify-proof consistency cosign append migrate monitor",
     .example = "reprosign log verify /srv/reprosign/log --vkey /var/lib/reprosign/log.vkey",
 };
-
-void log_free_keys(rs_note_key *vkey, rs_note_key *witnesses, size_t n)
-{
-    rs_note_key_free(vkey);
-    for (size_t i = 0; i < n; i++)
-        rs_note_key_free(&witnesses[i]);
-}
-
-int log_load_keys(const log_args *a, rs_note_key *vkey, rs_note_key *witnesses)
-{
-    rs_error err;
-
-    if (!a->vkey)
-        return cli_usage(&cmd_log, "--vkey VKEY is required: a log is checked against the log key you pinned, "
-                                   "never against key material found in or beside it");
-    if (a->min_witnesses > (long)a->n_witnesses)
-        return cli_usage(&cmd_log, "--min-witnesses %ld, but only %zu --witness keys", a->min_witnesses,
-                         a->n_witnesses);
-    if (rs_note_vkey_load(a->vkey, vkey, &err) < 0)
-        return cli_fail(&err);
-    for (size_t i = 0; i < a->n_witnesses; i++) {
-        if (rs_note_vkey_load(a->witness[i], &witnesses[i], &err) < 0) {
-            log_free_keys(vkey, witnesses, i);
-            return cli_fail(&err);
-        }
-    }
-    return EXIT_OK;
-}
-
-json_t *log_hash_json(const rs_hash *h)
-{
-    return rs_json_digest("sha256", h->b, RS_HASH_LEN);
-}
-
-json_t *log_hash_list_json(const rs_hash_list *l)
-{
-    json_t *list = json_array();
-
-    for (size_t i = 0; list && i < l->n; i++)
-        json_array_append_new(list, log_hash_json(&l->h[i]));
-    return list;
-}
-
-json_t *log_tree_json(uint64_t size, const rs_hash *root)
-{
-    return json_pack("{s:I, s:o}", "size", (json_int_t)size, "root", log_hash_json(root));
-}
 
 static int do_keygen(const log_args *a)
 {
@@ -289,7 +241,7 @@ static int parse_opt(log_args *a, int c)
 
 static int run(int argc, char **argv)
 {
-    log_args a = { 0 };
+    log_args a = { .cmd = &cmd_log };
     const char *sub;
     int c, rc;
 

@@ -1,4 +1,8 @@
-/* The `log` subcommands, split over cmd_log.c and cmd_log_proof.c. */
+/* The `log` subcommands: cmd_log.c parses the options and runs the rest
+ * (keygen, verify, append, migrate, monitor), cmd_log_proof.c the proofs
+ * (prove, verify-proof, consistency, cosign); cmd_log_common.c holds what
+ * both use. cmd_log_proof.c reports usage errors through log_args.cmd, so
+ * that it never reaches back into cmd_log.c. */
 #ifndef RS_CMD_LOG_H
 #define RS_CMD_LOG_H
 
@@ -12,6 +16,7 @@
 #define LOG_MAX_WITNESSES 64
 
 typedef struct log_args {
+    const rs_command *cmd;  /* `log`, whose synopsis a usage error prints */
     const char *vkey, *key, *output, *entry, *cert, *archive;
     const char *witness[LOG_MAX_WITNESSES];
     size_t n_witnesses;
@@ -23,8 +28,9 @@ typedef struct log_args {
     int n_pos;
 } log_args;
 
-/* Loads --vkey (required: a log is checked against a key the user pinned,
- * never against key material found beside it) and the --witness keys. */
+/* cmd_log_common.c: loads --vkey (required: a log is checked against a key
+ * the user pinned, never against key material found beside it) and the
+ * --witness keys. */
 int log_load_keys(const log_args *a, rs_note_key *vkey, rs_note_key *witnesses);
 void log_free_keys(rs_note_key *vkey, rs_note_key *witnesses, size_t n);
 
@@ -34,6 +40,7 @@ json_t *log_hash_json(const rs_hash *h);
 json_t *log_hash_list_json(const rs_hash_list *l);
 json_t *log_tree_json(uint64_t size, const rs_hash *root);
 
+/* cmd_log_proof.c */
 int log_prove(const log_args *a);
 int log_verify_proof(const log_args *a);
 int log_consistency(const log_args *a);

@@ -56,9 +56,9 @@ int log_prove(const log_args *a)
     int rc;
 
     if (!(a->n_pos == 2 && !a->entry) && !(a->n_pos == 1 && a->entry))
-        return cli_usage(&cmd_log, "prove takes LOGDIR and INDEX or --entry FILE");
+        return cli_usage(a->cmd, "prove takes LOGDIR and INDEX or --entry FILE");
     if (a->n_pos == 2 && !cli_parse_index(a->pos[1], &v))
-        return cli_usage(&cmd_log, "INDEX must be a number");
+        return cli_usage(a->cmd, "INDEX must be a number");
     if (read_checkpoint_unchecked(a->pos[0], &msg, &cp, &err) < 0)
         return cli_fail(&err);
     index = a->n_pos == 2 ? (uint64_t)v : 0;
@@ -109,7 +109,7 @@ int log_verify_proof(const log_args *a)
     int rc;
 
     if (a->n_pos != 1 || !a->entry)
-        return cli_usage(&cmd_log, "verify-proof takes PROOF and --entry FILE");
+        return cli_usage(a->cmd, "verify-proof takes PROOF and --entry FILE");
     if ((rc = log_load_keys(a, &vkey, witnesses)) != EXIT_OK)
         return rc;
     rc = -1;
@@ -181,7 +181,7 @@ int log_consistency(const log_args *a)
     int rc;
 
     if (a->n_pos != 2)
-        return cli_usage(&cmd_log, "consistency takes LOGDIR and OLD-CHECKPOINT");
+        return cli_usage(a->cmd, "consistency takes LOGDIR and OLD-CHECKPOINT");
     if ((rc = log_load_keys(a, &vkey, witnesses)) != EXIT_OK)
         return rc;
     rc = check_extends(a->pos[0], a->pos[1], &vkey, &old, &cp, &msg, &proof, &err);
@@ -215,7 +215,7 @@ int log_cosign(const log_args *a)
     int rc;
 
     if (a->n_pos != 2 || !a->key)
-        return cli_usage(&cmd_log, "cosign takes LOGDIR, OLD-CHECKPOINT and --key WITNESS-KEY");
+        return cli_usage(a->cmd, "cosign takes LOGDIR, OLD-CHECKPOINT and --key WITNESS-KEY");
     if ((rc = log_load_keys(a, &vkey, witnesses)) != EXIT_OK)
         return rc;
     rc = rs_note_skey_load(a->key, &key, &err) < 0 ||
