@@ -11,77 +11,28 @@
 #include "translog/log.h"
 #include "translog/proof.h"
 
-/* The log's checkpoint as it is (prove checks nothing a verifier must
- * not check again itself). */
-static int read_checkpoint_unchecked(const char *dir, char **msg, rs_checkpoint *cp, rs_error *err)
-{
-    _cleanup_free_ char *path = NULL;
-    _cleanup_bytes_ rs_bytes b = { 0 };
-    _cleanup_(rs_note_free) rs_note note = { 0 };
-
-    *msg = NULL;
-    if (asprintf(&path, "%s/checkpoint", dir) < 0)
-        return rs_fail(err, "out of memory");
-    if (rs_read_file(path, RS_NOTE_MAX_SIZE, &b, err) < 0 ||
-        rs_note_parse((const char *)b.data, b.len, &note, err) < 0 || rs_checkpoint_parse(note.text, cp, err) < 0)
-        return rs_error_prefix(err, "%s", path);
-    if (!(*msg = strndup((const char *)b.data, b.len)))
-        return rs_fail(err, "out of memory");
-    return 0;
-}
-
-static int find_index(const char *dir, uint64_t size, const char *entry_path, uint64_t *index, rs_error *err)
-{
-    _cleanup_bytes_ rs_bytes e = { 0 };
-    bool found;
-
-    if (rs_read_file(entry_path, RS_ENTRY_MAX, &e, err) < 0)
-        return rs_error_prefix(err, "%s", entry_path);
-    if (rs_log_find_entry(dir, size, (const char *)e.data, e.len, index, &found, err) < 0)
-        return -1;
-    return found ? 0 : rs_fail(err, "%s: no entry with these bytes in %s's leaf index", entry_path, dir);
-}
-
+/* The proof is made by the log library (rs_log_prove), as any other
+ * prover makes it; this prints it. */
 int log_prove(const log_args *a)
 {
-    _cleanup_free_ char *msg = NULL, *out = NULL;
-    _cleanup_(rs_checkpoint_free) rs_checkpoint cp = { 0 };
-    _cleanup_(rs_hash_list_free) rs_hash_list path = { 0 };
-    _cleanup_bytes_ rs_bytes entry = { 0 };
-    rs_tile_reader r = { 0 };
-    uint64_t index = 0;
-    rs_hash leaf;
+    _cleanup_(rs_log_proof_free) rs_log_proof p = { 0 };
+    _cleanup_free_ char *out = NULL;
     rs_error err;
-    long v;
-    int rc;
+    long index = 0;
 
     if (!(a->n_pos == 2 && !a->entry) && !(a->n_pos == 1 && a->entry))
         return cli_usage(a->cmd, "prove takes LOGDIR and INDEX or --entry FILE");
-    if (a->n_pos == 2 && !cli_parse_index(a->pos[1], &v))
+    if (a->n_pos == 2 && !cli_parse_index(a->pos[1], &index))
         return cli_usage(a->cmd, "INDEX must be a number");
-    if (read_checkpoint_unchecked(a->pos[0], &msg, &cp, &err) < 0)
+    if ((a->entry ? rs_log_prove_file(a->pos[0], a->entry, &p, &err)
+                  : rs_log_prove(a->pos[0], (uint64_t)index, &p, &err)) < 0)
         return cli_fail(&err);
-    index = a->n_pos == 2 ? (uint64_t)v : 0;
-    if (a->entry && find_index(a->pos[0], cp.size, a->entry, &index, &err) < 0)
-        return cli_fail(&err);
-    r = (rs_tile_reader){ .dir = a->pos[0], .size = cp.size };
-    rc = rs_tile_inclusion(&r, index, &path, &err) < 0 ||
-         rs_log_read_entry(a->pos[0], cp.size, index, &entry, &err) < 0 ||
-         rs_merkle_leaf(entry.data, entry.len, &leaf, &err) < 0;
-    rs_tile_reader_free(&r);
-    if (rc)
-        return cli_fail(&err);
-    if (!rs_merkle_verify_inclusion(index, cp.size, &leaf, &path, &cp.root)) {
-        rs_fail(&err, "%s: entry %llu and the tiles do not give the checkpoint's root (run log verify)", a->pos[0],
-                (unsigned long long)index);
-        return cli_fail(&err);
-    }
     if (a->json)
         return cli_json_print(json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:s}", "log", a->pos[0], "origin",
-                                        cp.origin, "index", (json_int_t)index, "size", (json_int_t)cp.size, "root",
-                                        log_hash_json(&cp.root), "leaf_hash", log_hash_json(&leaf), "proof",
-                                        log_hash_list_json(&path), "checkpoint", msg));
-    if (!(out = rs_tlog_proof_format(index, &path, msg)))
+                                        p.cp.origin, "index", (json_int_t)p.proof.index, "size", (json_int_t)p.cp.size,
+                                        "root", log_hash_json(&p.cp.root), "leaf_hash", log_hash_json(&p.leaf),
+                                        "proof", log_hash_list_json(&p.proof.path), "checkpoint", p.proof.checkpoint));
+    if (!(out = rs_tlog_proof_format(p.proof.index, &p.proof.path, p.proof.checkpoint)))
         return EXIT_FAIL;
     fputs(out, stdout);
     return EXIT_OK;
