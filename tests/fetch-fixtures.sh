@@ -92,35 +92,10 @@ make_cross() {   # make_cross ARCH QEMU-NAME
     mv "$tar.tmp" "$tar"
 }
 want=${2:-all}
-# The three chroots of the default run take a minute or two of one core
-# each, mostly dpkg's, while the downloads below mostly wait on the
-# network: they are made beside them, each logging to $dir/NAME.log, and
-# the script waits for all of them before it ends, failed or not.
-beside_pids=() beside_names=()
-beside() {   # beside NAME COMMAND...
-    "${@:2}" >"$dir/$1.log" 2>&1 &
-    beside_pids+=($!) beside_names+=("$1")
-}
-wait_beside() {
-    local i failed=0
-    for i in "${!beside_pids[@]}"; do
-        if wait "${beside_pids[$i]}"; then
-            rm -f "$dir/${beside_names[$i]}.log"
-        else
-            echo "fetch-fixtures: ${beside_names[$i]} failed ($dir/${beside_names[$i]}.log):" >&2
-            tail -n 20 "$dir/${beside_names[$i]}.log" >&2
-            failed=1
-        fi
-    done
-    beside_pids=()
-    return "$failed"
-}
-trap wait_beside EXIT
-if [ "$want" = all ]; then
-    beside trixie-buildd make_buildd trixie
-    beside cross-i386 make_cross i386 qemu-i386
-    beside cross-s390x make_cross s390x qemu-s390x
-fi
+# The default set (`all`) is what the default run's tests need. The build
+# chroots (trixie-buildd, forky-buildd, cross-i386, cross-s390x) and the
+# slow tests' boot chains (bookworm-i386, forky-bootchain) are made or
+# fetched when asked for: each slow test asks with need_fixtures.
 if [ "$want" = all ] || [ "$want" = shim ]; then
     download shim-unsigned shim-helpers-amd64-signed shim-helpers-amd64-signed-template
     for p in shim-unsigned shim-helpers-amd64-signed shim-helpers-amd64-signed-template; do extract "$p"; done
@@ -316,7 +291,7 @@ fi
 # boots it: shim signed by Microsoft (shimia32), GRUB for i386-efi and the
 # 686 kernel signed by Debian, with an i386 busybox for the initramfs
 # (55 MB), into $dir/bookworm-i386.
-if [ "$want" = all ] || [ "$want" = bookworm-i386 ]; then
+if [ "$want" = bookworm-i386 ]; then
     set_update bookworm-i386 "$(debian_sources i386 bookworm bookworm-updates bookworm-security)"
     kpkg=$(set_kernel bookworm-i386 linux-image-686 i386)
     [ -n "$kpkg" ] || { echo "fetch-fixtures: cannot resolve bookworm's linux-image-686" >&2; exit 1; }
@@ -348,7 +323,7 @@ forky_kernel() {   # forky_kernel METAPACKAGE ARCH LINKS: the image's and module
 # an arm64 busybox for the initramfs (39 MB more), arm64's shim and busybox as
 # root/shim-signed-arm64 and root/busybox-static-arm64, its kernel linked
 # as $dir/forky/signed-kernel-arm64/{binary,modules}.
-if [ "$want" = all ] || [ "$want" = forky-bootchain ]; then
+if [ "$want" = forky-bootchain ]; then
     forky_update
     k=$(forky_kernel linux-image-cloud-amd64 amd64 "$dir/forky/signed-kernel") || exit 1
     k64=$(forky_kernel linux-image-cloud-arm64 arm64 "$dir/forky/signed-kernel-arm64") || exit 1
@@ -376,4 +351,3 @@ if [ "$want" = all ] || [ "$want" = forky-kernels ]; then
     set_download forky $(for spec in "${specs[@]}"; do set_missing forky "${spec#*:}" "${spec%:*}"; done)
     set_extract forky "${specs[@]}"
 fi
-wait_beside

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-label: slow
 # The archive round trip of test_archive_roundtrip.sh for trixie, Debian's
 # stable release, as its archive and buildds do it: reprepro serves
 # trixie's real templates (shim-helpers, GRUB, systemd-boot, fwupd) with

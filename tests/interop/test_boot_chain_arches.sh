@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-label: slow
 # The differential test of test_boot_chain.sh beyond amd64, on the chains
 # Debian boots with Microsoft's keys there:
 # - 32-bit x86, as a machine with 32-bit UEFI boots bookworm: OVMF's ia32

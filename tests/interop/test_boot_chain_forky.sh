@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-label: slow
 # The differential test of test_boot_chain.sh on forky's chains, as
 # Debian's testing release boots now, for amd64 and arm64: the firmware
 # with Microsoft's keys (OVMF's Secure Boot build; AAVMF in

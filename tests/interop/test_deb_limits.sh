@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-label: plain
 # A .deb's data.tar is listed in memory (an index, for resolving paths),
 # and a few MB of gzip can stand for hundreds of thousands of tar headers:
 # a package over RS_DEB_INDEX_MAX_ENTRIES (500,000) entries, or whose names

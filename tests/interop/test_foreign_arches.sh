@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-label: slow
 # reprosign where Debian's buildds also build it: on a 32-bit architecture
 # (i386) and a big-endian one (s390x). Each is cross-built from a copy of the
 # source in a chroot with bookworm's cross compiler and that architecture's

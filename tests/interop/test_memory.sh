@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-label: plain
 # Memory as the number of files grows: sign-template and attach-tree over
 # 5,000 and then 25,000 EFI images (one image hard-linked under every name,
 # so the tree costs no disk). Both must stay under 64 MiB, and neither may
