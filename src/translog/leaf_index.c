@@ -1,8 +1,10 @@
 /* The leaf index (see translog/log.h): 256 bucket files by the leaf hash's
  * first byte, so a lookup reads 1/256 of 16 bytes per entry (40 KiB for a
- * million entries). It is derived data, written before the checkpoint
- * without fsync: a record may name an entry a crash never committed, so
- * every candidate is checked against its bundle. */
+ * million entries). It is derived data, written before the checkpoint and
+ * synced with the tiles: a record may name an entry a crash never
+ * committed, so every candidate is checked against its bundle, but every
+ * entry a checkpoint holds has its record (the service's restart check
+ * and `prove --entry` rely on that). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include "base/cleanup.h"
 #include "base/file.h"
+#include "base/sync_set.h"
 #include "translog/log.h"
 #include "translog/tiles.h"
 
@@ -43,12 +46,14 @@ static uint64_t get_be64(const uint8_t *p)
     return v;
 }
 
-static int append_bucket(const char *dir, unsigned b, const rs_hash *leaves, uint64_t first, size_t n, rs_error *err)
+static int append_bucket(const char *dir, unsigned b, const rs_hash *leaves, uint64_t first, size_t n,
+                         rs_sync_set *sync, rs_error *err)
 {
     _cleanup_free_ char *path = bucket_path(dir, b);
     _cleanup_free_ uint8_t *buf = malloc(n * RECORD_LEN);
     _cleanup_close_ int fd = -1;
-    size_t len = 0;
+    size_t len = 0, made = 0;
+    bool created = false;
 
     if (!path || !buf)
         return rs_fail(err, "out of memory");
@@ -61,22 +66,27 @@ static int append_bucket(const char *dir, unsigned b, const rs_hash *leaves, uin
     }
     if (len == 0)
         return 0;
-    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == ENOENT && rs_mkdir_parents(path, err) == 0)
+    fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        created = true;
+        if (rs_mkdir_parents_made(path, &made, err) < 0)
+            return -1;
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    }
     if (fd < 0 || rs_write_all(fd, buf, len) < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    return 0;
+    return created ? rs_sync_set_new_file(sync, path, made, err) : rs_sync_set_file(sync, path, err);
 }
 
-int rs_leaf_index_add(const char *dir, const rs_hash *leaves, uint64_t first, size_t n, rs_error *err)
+int rs_leaf_index_add(const char *dir, const rs_hash *leaves, uint64_t first, size_t n, rs_sync_set *sync,
+                      rs_error *err)
 {
     bool used[BUCKETS] = { 0 };
 
     for (size_t i = 0; i < n; i++)
         used[leaves[i].b[0]] = true;
     for (unsigned b = 0; b < BUCKETS; b++)
-        if (used[b] && append_bucket(dir, b, leaves, first, n, err) < 0)
+        if (used[b] && append_bucket(dir, b, leaves, first, n, sync, err) < 0)
             return -1;
     return 0;
 }

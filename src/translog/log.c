@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
 #include "base/file.h"
+#include "base/sync_set.h"
 #include "translog/log_internal.h"
 #include "translog/tiles.h"
 
@@ -39,36 +41,38 @@ static int write_new(const char *path, const void *data, size_t len, rs_error *e
     return 0;
 }
 
-/* Writes rel by temporary file and rename, without a sync of its own:
- * put_checkpoint makes all of an append's files durable at once. Readers
- * see the old file or the new one; a crash leaves at most the temporary,
- * which the next write of that path replaces. */
-static int put_file(rs_translog *l, const char *rel, const void *data, size_t len, rs_error *err)
+/* Writes rel by temporary file and rename, without a sync of its own: the
+ * file and the directories whose entries changed join `sync`, which the
+ * checkpoint makes durable all together. Readers see the old file or the
+ * new one; a crash leaves at most the temporary, which the next write of
+ * that path replaces. */
+static int put_file(rs_translog *l, rs_sync_set *sync, const char *rel, const void *data, size_t len, rs_error *err)
 {
     _cleanup_free_ char *path = NULL, *tmp = NULL;
+    size_t made;
 
     if (!(path = rs_path_join(l->dir, rel)) || asprintf(&tmp, "%s.tmp", path) < 0)
         return rs_fail(err, "out of memory");
-    if (rs_mkdir_parents(path, err) < 0 || write_new(tmp, data, len, err) < 0)
+    if (rs_mkdir_parents_made(path, &made, err) < 0 || write_new(tmp, data, len, err) < 0)
         return -1;
     if (rename(tmp, path) < 0) {
         unlink(tmp);
         return rs_fail(err, "%s: %s", path, strerror(errno));
     }
-    return 0;
+    return rs_sync_set_new_file(sync, path, made, err);
 }
 
-static int put_tile(rs_translog *l, int level, uint64_t index, unsigned width, const void *data, size_t len,
-                    rs_error *err)
+static int put_tile(rs_translog *l, rs_sync_set *sync, int level, uint64_t index, unsigned width, const void *data,
+                    size_t len, rs_error *err)
 {
     _cleanup_free_ char *rel = rs_tile_path(level, index, width);
 
-    return rel ? put_file(l, rel, data, len, err) : rs_fail(err, "out of memory");
+    return rel ? put_file(l, sync, rel, data, len, err) : rs_fail(err, "out of memory");
 }
 
 /* Adds a hash at level 8*t; a tile that fills is written and its root
  * carried one tile level up. l->size already counts the new entry. */
-static int push_hash(rs_translog *l, unsigned t, const rs_hash *h, rs_error *err)
+static int push_hash(rs_translog *l, rs_sync_set *sync, unsigned t, const rs_hash *h, rs_error *err)
 {
     rs_hash root;
 
@@ -77,15 +81,15 @@ static int push_hash(rs_translog *l, unsigned t, const rs_hash *h, rs_error *err
     l->edge[t][l->edge_n[t]++] = *h;
     if (l->edge_n[t] < RS_TILE_WIDTH)
         return 0;
-    if (put_tile(l, (int)t, ((l->size >> (RS_TILE_HEIGHT * t)) / RS_TILE_WIDTH) - 1, RS_TILE_WIDTH, l->edge[t],
-                 sizeof(l->edge[t]), err) < 0)
+    if (put_tile(l, sync, (int)t, ((l->size >> (RS_TILE_HEIGHT * t)) / RS_TILE_WIDTH) - 1, RS_TILE_WIDTH,
+                 l->edge[t], sizeof(l->edge[t]), err) < 0)
         return -1;
     rs_merkle_root(l->edge[t], RS_TILE_WIDTH, &root);
     l->edge_n[t] = 0;
-    return push_hash(l, t + 1, &root, err);
+    return push_hash(l, sync, t + 1, &root, err);
 }
 
-static int add_entry(rs_translog *l, const char *bytes, rs_hash *leaf, rs_error *err)
+static int add_entry(rs_translog *l, rs_sync_set *sync, const char *bytes, rs_hash *leaf, rs_error *err)
 {
     size_t len = strlen(bytes);
     uint8_t prefix[2] = { (uint8_t)(len >> 8), (uint8_t)len };
@@ -98,44 +102,64 @@ static int add_entry(rs_translog *l, const char *bytes, rs_hash *leaf, rs_error 
     l->size++;
     rs_merkle_frontier_push(&l->frontier, leaf);
     if (l->size % RS_TILE_WIDTH == 0) {
-        if (put_tile(l, RS_TILE_ENTRIES, l->size / RS_TILE_WIDTH - 1, RS_TILE_WIDTH, l->bundle.data, l->bundle.len,
-                     err) < 0)
+        if (put_tile(l, sync, RS_TILE_ENTRIES, l->size / RS_TILE_WIDTH - 1, RS_TILE_WIDTH, l->bundle.data,
+                     l->bundle.len, err) < 0)
             return -1;
         l->bundle.len = 0;
     }
-    return push_hash(l, 0, leaf, err);
+    return push_hash(l, sync, 0, leaf, err);
 }
 
-static int put_right_edge(rs_translog *l, rs_error *err)
+/* The partial bundle and tiles of the new size. A level whose count of
+ * hashes did not change keeps the partial tile it has on disk: the same
+ * name and bytes, already durable, so it is neither written nor synced
+ * again (above level 0 that is all but one append in 256). */
+static int put_right_edge(rs_translog *l, rs_sync_set *sync, uint64_t old_size, rs_error *err)
 {
-    if (l->bundle.len &&
-        put_tile(l, RS_TILE_ENTRIES, l->size / RS_TILE_WIDTH, (unsigned)(l->size % RS_TILE_WIDTH), l->bundle.data,
-                 l->bundle.len, err) < 0)
+    if (l->bundle.len && put_tile(l, sync, RS_TILE_ENTRIES, l->size / RS_TILE_WIDTH,
+                                  (unsigned)(l->size % RS_TILE_WIDTH), l->bundle.data, l->bundle.len, err) < 0)
         return -1;
     for (unsigned t = 0; t < RS_TILE_LEVELS; t++) {
-        if (l->edge_n[t] && put_tile(l, (int)t, (l->size >> (RS_TILE_HEIGHT * t)) / RS_TILE_WIDTH, l->edge_n[t],
-                                     l->edge[t], l->edge_n[t] * sizeof(rs_hash), err) < 0)
+        uint64_t count = l->size >> (RS_TILE_HEIGHT * t);
+
+        if (l->edge_n[t] && count != old_size >> (RS_TILE_HEIGHT * t) &&
+            put_tile(l, sync, (int)t, count / RS_TILE_WIDTH, l->edge_n[t], l->edge[t],
+                     l->edge_n[t] * sizeof(rs_hash), err) < 0)
             return -1;
     }
     return 0;
 }
 
-int rs_log_put_checkpoint(rs_translog *l, rs_error *err)
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The new checkpoint becomes current only once everything it names is
+ * durable: the files the append wrote and the directories whose entries
+ * changed (sync, each once, synced side by side) and the checkpoint's own
+ * bytes; then the rename, durable once the log directory is synced. Only
+ * these paths: a sync of the whole file system would also wait for
+ * whatever else the machine has written, at no bounded cost. With st,
+ * the syncs and their time are counted there. */
+static int put_checkpoint(rs_translog *l, rs_sync_set *sync, rs_translog_stats *st, rs_error *err)
 {
     rs_hash root;
     _cleanup_free_ char *text = NULL, *signed_note = NULL, *path = NULL, *tmp = NULL;
+    uint64_t t0 = now_ns();
+    size_t n;
 
     rs_merkle_frontier_root(&l->frontier, &root);
     if (!(text = rs_checkpoint_text(l->key.name, l->size, &root)) || !(path = rs_path_join(l->dir, "checkpoint")) ||
         asprintf(&tmp, "%s.tmp", path) < 0)
         return rs_fail(err, "out of memory");
-    /* Everything the new checkpoint names (files and directory entries)
-     * and its own bytes are durable before the rename makes it current:
-     * one syncfs costs less than an fsync per tile and directory (a batch
-     * of 1,000 entries writes a dozen). Then the rename itself. */
     if (rs_note_sign(&l->key, text, &signed_note, err) < 0 || write_new(tmp, signed_note, strlen(signed_note), err) < 0)
         return -1;
-    if (rs_sync_filesystem(l->dir, err) < 0) {
+    n = sync->n + 1;
+    if (rs_sync_set_file(sync, tmp, err) < 0 || rs_sync_set_run(sync, err) < 0) {
         unlink(tmp);
         return -1;
     }
@@ -145,7 +169,20 @@ int rs_log_put_checkpoint(rs_translog *l, rs_error *err)
         unlink(tmp);
         return rs_fail(err, "%s: %s", path, strerror(e));
     }
-    return rs_sync_path(l->dir, err);
+    if (rs_sync_path(l->dir, err) < 0)
+        return -1;
+    if (st) {
+        st->syncs += n + 1;
+        st->sync_ns += now_ns() - t0;
+    }
+    return 0;
+}
+
+int rs_log_put_checkpoint(rs_translog *l, rs_error *err)
+{
+    _cleanup_(rs_sync_set_free) rs_sync_set sync = { 0 };
+
+    return put_checkpoint(l, &sync, NULL, err);
 }
 
 /* Removes the partial tile of `level` that the tree of old_size had and
@@ -170,15 +207,16 @@ static void drop_partial(rs_translog *l, int level, uint64_t old_size)
 static int append_locked(rs_translog *l, char *const *bytes, size_t n, rs_error *err)
 {
     _cleanup_free_ rs_hash *leaves = calloc(n ? n : 1, sizeof(rs_hash));
+    _cleanup_(rs_sync_set_free) rs_sync_set sync = { 0 };
     uint64_t old_size = l->size;
 
     if (!leaves)
         return rs_fail(err, "out of memory");
     for (size_t i = 0; i < n; i++)
-        if (add_entry(l, bytes[i], &leaves[i], err) < 0)
+        if (add_entry(l, &sync, bytes[i], &leaves[i], err) < 0)
             return -1;
-    if (put_right_edge(l, err) < 0 || rs_leaf_index_add(l->dir, leaves, old_size, n, err) < 0 ||
-        rs_log_put_checkpoint(l, err) < 0)
+    if (put_right_edge(l, &sync, old_size, err) < 0 || rs_leaf_index_add(l->dir, leaves, old_size, n, &sync, err) < 0 ||
+        put_checkpoint(l, &sync, &l->stats, err) < 0)
         return -1;
     drop_partial(l, RS_TILE_ENTRIES, old_size);
     for (int t = 0; t < RS_TILE_LEVELS; t++)
@@ -197,11 +235,26 @@ typedef struct pending {
     struct pending *next;
 } pending;
 
+/* One more checkpoint, holding `appends` callers' batches. */
+static void count_group(rs_translog_stats *st, size_t appends, size_t entries)
+{
+    unsigned b = 0;
+
+    while (b + 1 < RS_TRANSLOG_GROUP_BUCKETS && appends > (size_t)1 << b)
+        b++;
+    st->by_appends[b]++;
+    st->checkpoints++;
+    st->appends += appends;
+    st->entries += entries;
+    if (appends > st->max_appends)
+        st->max_appends = appends;
+}
+
 /* Writes every queued batch under one checkpoint; l->mu held. */
 static void commit_queue(rs_translog *l)
 {
     pending *q, *p;
-    size_t total = 0, at = 0;
+    size_t total = 0, at = 0, callers = 0;
     char **all;
     uint64_t old_size = l->size;
     rs_error err = { 0 };
@@ -214,7 +267,7 @@ static void commit_queue(rs_translog *l)
         p->next = q;
     }
     pthread_mutex_unlock(&l->queue_mu);
-    for (p = q; p; p = p->next)
+    for (p = q; p; p = p->next, callers++)
         total += p->n;
     all = calloc(total ? total : 1, sizeof(char *));
     for (p = q; all && p; at += p->n, p = p->next) {
@@ -233,6 +286,8 @@ static void commit_queue(rs_translog *l)
         l->size = old_size;
         if (rs_log_load_edge(l, NULL, &ignored) < 0)
             l->size = UINT64_MAX;   /* refuses every later append */
+    } else if (rc == 0 && total) {
+        count_group(&l->stats, callers, total);
     }
     free(all);
     for (p = q; p; p = p->next) {
@@ -286,6 +341,13 @@ void rs_translog_root(rs_translog *l, rs_hash *out)
 {
     pthread_mutex_lock(&l->mu);
     rs_merkle_frontier_root(&l->frontier, out);
+    pthread_mutex_unlock(&l->mu);
+}
+
+void rs_translog_stats_get(rs_translog *l, rs_translog_stats *out)
+{
+    pthread_mutex_lock(&l->mu);
+    *out = l->stats;
     pthread_mutex_unlock(&l->mu);
 }
 

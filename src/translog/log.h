@@ -53,6 +53,21 @@ void rs_translog_root(rs_translog *l, rs_hash *out);
 /* Whether an entry with exactly these bytes is in the log (through the
  * leaf index, checked against its bundle). */
 int rs_translog_contains(rs_translog *l, const json_t *entry, bool *found, rs_error *err);
+/* How appends shared checkpoints since the log was opened: concurrent
+ * callers (the socket's requests) are committed together, and each
+ * checkpoint syncs the files it names. by_appends counts checkpoints by
+ * the batches they held: 1, 2, 3-4, 5-8, ... 65-128, and more. */
+#define RS_TRANSLOG_GROUP_BUCKETS 9
+typedef struct rs_translog_stats {
+    uint64_t checkpoints;
+    uint64_t appends;        /* callers' batches, all committed */
+    uint64_t entries;
+    uint64_t max_appends;    /* the most one checkpoint held */
+    uint64_t by_appends[RS_TRANSLOG_GROUP_BUCKETS];
+    uint64_t syncs;          /* fsync and fdatasync calls */
+    uint64_t sync_ns;        /* from the checkpoint's signature to its rename durable */
+} rs_translog_stats;
+void rs_translog_stats_get(rs_translog *l, rs_translog_stats *out);
 /* Kept for callers that closed a run with a checkpoint: every append
  * already ends with one, so this only checks the log is open. */
 int rs_translog_checkpoint(rs_translog *l, rs_error *err);
@@ -61,8 +76,11 @@ int rs_translog_checkpoint(rs_translog *l, rs_error *err);
  * leaf-index/<first byte of the hash, 2 hex digits>: records of 8 more
  * bytes of the hash and the big-endian index, written by every append.
  * Not part of the log a verifier reads: a log made by another writer has
- * none, and `prove --entry` then finds nothing (prove by INDEX works). */
-int rs_leaf_index_add(const char *dir, const rs_hash *leaves, uint64_t first, size_t n, rs_error *err);
+ * none, and `prove --entry` then finds nothing (prove by INDEX works).
+ * Adding names the buckets it wrote in sync, for the checkpoint to sync. */
+struct rs_sync_set;
+int rs_leaf_index_add(const char *dir, const rs_hash *leaves, uint64_t first, size_t n, struct rs_sync_set *sync,
+                      rs_error *err);
 /* Candidates for a leaf hash among the first `size` entries, in order; the
  * caller checks each against its bundle. */
 int rs_leaf_index_find(const char *dir, const rs_hash *leaf, uint64_t size, uint64_t **idx, size_t *n, rs_error *err);

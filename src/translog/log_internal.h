@@ -21,6 +21,7 @@ struct rs_translog {
     unsigned edge_n[RS_TILE_LEVELS];
     rs_bytes bundle;                               /* the partial entry bundle */
     rs_merkle_frontier frontier;
+    rs_translog_stats stats;                       /* under mu */
 };
 
 /* log_edge.c: reads the right edge of the tree of l->size entries into

@@ -1,0 +1,145 @@
+/* Syncing a set of paths together (sync_set.h). */
+#include "base/sync_set.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+
+/* Syncs in flight at once. Each is a few small writes the caller would
+ * otherwise wait for one after another; side by side the disk takes them
+ * together (and a journalling file system commits them as one). A commit
+ * of the log names a handful of paths, a large batch a few hundred. */
+#define SYNC_THREADS 8
+
+static int add(rs_sync_set *s, const char *path, bool dir, rs_error *err)
+{
+    rs_sync_item *grown;
+
+    for (size_t i = 0; i < s->n; i++)
+        if (s->items[i].dir == dir && !strcmp(s->items[i].path, path))
+            return 0;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+
+        if (!(grown = realloc(s->items, cap * sizeof(*grown))))
+            return rs_fail(err, "out of memory");
+        s->items = grown;
+        s->cap = cap;
+    }
+    if (!(s->items[s->n].path = strdup(path)))
+        return rs_fail(err, "out of memory");
+    s->items[s->n++].dir = dir;
+    return 0;
+}
+
+int rs_sync_set_file(rs_sync_set *s, const char *path, rs_error *err)
+{
+    return add(s, path, false, err);
+}
+
+int rs_sync_set_dir(rs_sync_set *s, const char *path, rs_error *err)
+{
+    return add(s, path, true, err);
+}
+
+int rs_sync_set_new_file(rs_sync_set *s, const char *path, size_t made, rs_error *err)
+{
+    _cleanup_free_ char *dir = malloc(strlen(path) + 2);   /* room for "." */
+    char *slash;
+    bool was_made;
+
+    if (!dir)
+        return rs_fail(err, "out of memory");
+    strcpy(dir, path);
+    if (add(s, path, false, err) < 0)
+        return -1;
+    /* Up from the file's directory: each directory made for it is a new
+     * entry in the one above, up to the one that existed before. */
+    do {
+        if (!(slash = strrchr(dir, '/')))
+            strcpy(dir, ".");
+        else
+            slash[slash == dir] = '\0';   /* "/" stays itself */
+        was_made = made && slash && slash != dir && strlen(dir) >= made;
+        if (add(s, dir, true, err) < 0)
+            return -1;
+    } while (was_made);
+    return 0;
+}
+
+typedef struct run {
+    rs_sync_set *s;
+    size_t next;                 /* the next item to take */
+    pthread_mutex_t mu;
+    int rc;
+    rs_error err;                /* the first failure */
+} run;
+
+static int sync_one(const rs_sync_item *it, rs_error *err)
+{
+    _cleanup_close_ int fd = open(it->path, O_RDONLY | O_CLOEXEC | (it->dir ? O_DIRECTORY : 0));
+
+    if (fd < 0 || (it->dir ? fsync(fd) : fdatasync(fd)) < 0)
+        return rs_fail_sys(err, errno, "%s: cannot sync: %s", it->path, strerror(errno));
+    return 0;
+}
+
+static void *worker(void *arg)
+{
+    run *r = arg;
+    size_t i;
+    rs_error err;
+
+    while ((i = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED)) < r->s->n) {
+        if (sync_one(&r->s->items[i], &err) == 0)
+            continue;
+        pthread_mutex_lock(&r->mu);
+        if (r->rc == 0) {
+            r->rc = -1;
+            r->err = err;
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+    return NULL;
+}
+
+int rs_sync_set_run(rs_sync_set *s, rs_error *err)
+{
+    run r = { .s = s };
+    pthread_t t[SYNC_THREADS - 1];
+    size_t started = 0;
+
+    pthread_mutex_init(&r.mu, NULL);
+    /* The caller is one of the workers; a thread that cannot start
+     * leaves its share to the others. */
+    while (started + 1 < SYNC_THREADS && started + 1 < s->n && pthread_create(&t[started], NULL, worker, &r) == 0)
+        started++;
+    worker(&r);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+    pthread_mutex_destroy(&r.mu);
+    rs_sync_set_clear(s);
+    if (r.rc < 0)
+        *err = r.err;
+    return r.rc;
+}
+
+void rs_sync_set_clear(rs_sync_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->items[i].path);
+    s->n = 0;
+}
+
+void rs_sync_set_free(rs_sync_set *s)
+{
+    rs_sync_set_clear(s);
+    free(s->items);
+    s->items = NULL;
+    s->cap = 0;
+}
