@@ -114,6 +114,11 @@ check "verify --db: an unsigned image whose hash is in db is accepted" "$REPROSI
 check "verify --db: a signed image whose hash is in db is accepted whatever its signer" \
     "$REPROSIGN" verify "$WORK/a.other" --db "$WORK/a-hash.esl"
 refuses "verify --db: an unsigned image not in db is rejected" "" "$REPROSIGN" verify "$WORK/a.efi" --db "$WORK/db-only.esl"
+# EDK2 looks an unsigned image's hash up in dbx before db: both listing it
+# is a revocation.
+refuses "verify --dbx: an unsigned image whose hash is in db and in dbx is rejected" "" \
+    "$REPROSIGN" verify "$WORK/a.efi" --db "$WORK/a-hash.esl" --dbx "$WORK/a-hash.esl"
+check "... naming dbx" grep -q "not signed, and its hash .* is in dbx" "$WORK/.err"
 refuses "verify --dbx: the image hash in dbx rejects a good signature" "" \
     "$REPROSIGN" verify "$WORK/a.signed" --db "$WORK/db-only.esl" --dbx "$WORK/a-hash.esl"
 refuses "verify --dbx: the signing certificate in dbx rejects" "" \
