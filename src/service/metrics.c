@@ -100,6 +100,28 @@ static void histogram(FILE *f, const rs_metrics *m, rs_face face)
             (unsigned long long)m->latency_count[face]);
 }
 
+/* Each answer waits for its entry's checkpoint: how many appends (a
+ * socket request, or an archive request's template) shared one, and the
+ * syncs they cost. */
+static void log_groups(FILE *f, const rs_translog_stats *l)
+{
+    uint64_t below = 0;
+
+    fprintf(f, "# HELP reprosign_log_checkpoints_total Checkpoints the service's appends wrote.\n"
+               "# TYPE reprosign_log_checkpoints_total counter\nreprosign_log_checkpoints_total %llu\n"
+               "# HELP reprosign_log_syncs_total fsync and fdatasync calls that made those checkpoints durable.\n"
+               "# TYPE reprosign_log_syncs_total counter\nreprosign_log_syncs_total %llu\n"
+               "# HELP reprosign_log_appends_per_checkpoint Appends one checkpoint held (group commit).\n"
+               "# TYPE reprosign_log_appends_per_checkpoint histogram\n",
+            (unsigned long long)l->checkpoints, (unsigned long long)l->syncs);
+    for (int b = 0; b + 1 < RS_TRANSLOG_GROUP_BUCKETS; b++)
+        fprintf(f, "reprosign_log_appends_per_checkpoint_bucket{le=\"%llu\"} %llu\n", 1ULL << b,
+                (unsigned long long)(below += l->by_appends[b]));
+    fprintf(f, "reprosign_log_appends_per_checkpoint_bucket{le=\"+Inf\"} %llu\n"
+               "reprosign_log_appends_per_checkpoint_sum %llu\nreprosign_log_appends_per_checkpoint_count %llu\n",
+            (unsigned long long)l->checkpoints, (unsigned long long)l->appends, (unsigned long long)l->checkpoints);
+}
+
 static void render(FILE *f, const rs_metrics *m, const rs_metrics_state *st)
 {
     fprintf(f, "# HELP reprosign_requests Signing requests in the service's state, by state.\n"
@@ -122,6 +144,7 @@ static void render(FILE *f, const rs_metrics *m, const rs_metrics_state *st)
     fprintf(f, "# HELP reprosign_log_entries Entries in the transparency log.\n"
                "# TYPE reprosign_log_entries gauge\nreprosign_log_entries %llu\n",
             (unsigned long long)st->log_entries);
+    log_groups(f, &st->log);
     fprintf(f, "# HELP reprosign_last_success_timestamp_seconds When the last pass over the archive ran whole.\n"
                "# TYPE reprosign_last_success_timestamp_seconds gauge\n"
                "reprosign_last_success_timestamp_seconds %lld\n",

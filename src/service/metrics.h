@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "pipeline/files_json.h"
+#include "translog/log.h"
 
 typedef enum { RS_FACE_ARCHIVE, RS_FACE_SOCKET, RS_FACES } rs_face;
 
@@ -49,6 +50,7 @@ typedef struct rs_metrics_state {
     size_t by_state[5];          /* rs_req_status order */
     uint64_t log_entries;
     int64_t last_success;        /* Unix time of the last pass that ran whole; 0: none */
+    rs_translog_stats log;       /* how appends shared checkpoints */
 } rs_metrics_state;
 
 int rs_metrics_write(rs_metrics *m, const rs_metrics_state *st, const char *path, rs_error *err);

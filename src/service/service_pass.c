@@ -163,6 +163,8 @@ static void write_metrics(rs_service *s)
 
     if (!s->cfg.metrics_file || !count_states(s, st.by_state))
         return;
+    if (s->log)
+        rs_translog_stats_get(s->log, &st.log);
     if (rs_metrics_write(&s->metrics, &st, s->cfg.metrics_file, &err) < 0)
         rs_notef(s->note, s->note_ctx, &(rs_log_fields){ .priority = LOG_WARNING }, "metrics: %s", err.msg);
 }
@@ -175,6 +177,24 @@ int rs_service_pass(rs_service *s, rs_pass_failures *failed, rs_error *err)
         s->last_success = (int64_t)time(NULL);
     write_metrics(s);
     return rc;
+}
+
+/* How the log's appends shared checkpoints while the service ran: each
+ * socket answer waits for its entry's checkpoint, so this is what a
+ * request's durability cost. */
+static void note_log_groups(rs_service *s)
+{
+    rs_translog_stats st;
+
+    if (!s->log)
+        return;
+    rs_translog_stats_get(s->log, &st);
+    if (st.checkpoints)
+        note(s, "log: %llu entries from %llu appends under %llu checkpoints: %.2f appends a checkpoint (at most %llu), "
+                "%.1f syncs and %.2f ms a checkpoint",
+             (unsigned long long)st.entries, (unsigned long long)st.appends, (unsigned long long)st.checkpoints,
+             (double)st.appends / (double)st.checkpoints, (unsigned long long)st.max_appends,
+             (double)st.syncs / (double)st.checkpoints, (double)st.sync_ns / 1e6 / (double)st.checkpoints);
 }
 
 int rs_service_serve(rs_service *s, volatile sig_atomic_t *stop, rs_error *err)
@@ -210,6 +230,7 @@ int rs_service_serve(rs_service *s, volatile sig_atomic_t *stop, rs_error *err)
     rs_daemon_notify("STOPPING=1");
     if (server)
         rs_server_stop(server);
+    note_log_groups(s);
     return rs_translog_checkpoint(s->log, err);
 }
 

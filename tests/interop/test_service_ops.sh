@@ -65,6 +65,8 @@ check "... and the archive face's signatures by key and sig_type (two requests, 
 check "... has the signing latency histogram" grep -q '^reprosign_signing_duration_seconds_count{face="archive"} 2$' "$prom"
 check "... the log's size and the last good pass" bash -c "
     grep -qx 'reprosign_log_entries 2' '$prom' && grep -qE '^reprosign_last_success_timestamp_seconds [1-9][0-9]+$' '$prom'"
+check "... and how appends shared the log's checkpoints, with the syncs they cost" bash -c "
+    grep -qE '^reprosign_log_appends_per_checkpoint_count [1-9]' '$prom' && grep -qE '^reprosign_log_syncs_total [1-9]' '$prom'"
 
 # ---- a refusal: a .deb that does not match its index ----
 cp "$repo/pool/main/s/$(basename "$unsigned_deb")" "$WORK/unsigned.good"
