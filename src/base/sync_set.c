@@ -16,12 +16,12 @@
  * of the log names a handful of paths, a large batch a few hundred. */
 #define SYNC_THREADS 8
 
-static int add(rs_sync_set *s, const char *path, bool dir, rs_error *err)
+static int add(rs_sync_set *s, const char *path, rs_sync_kind kind, rs_error *err)
 {
     rs_sync_item *grown;
 
     for (size_t i = 0; i < s->n; i++)
-        if (s->items[i].dir == dir && !strcmp(s->items[i].path, path))
+        if (s->items[i].kind == kind && !strcmp(s->items[i].path, path))
             return 0;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
@@ -33,18 +33,23 @@ static int add(rs_sync_set *s, const char *path, bool dir, rs_error *err)
     }
     if (!(s->items[s->n].path = strdup(path)))
         return rs_fail(err, "out of memory");
-    s->items[s->n++].dir = dir;
+    s->items[s->n++].kind = kind;
     return 0;
 }
 
 int rs_sync_set_file(rs_sync_set *s, const char *path, rs_error *err)
 {
-    return add(s, path, false, err);
+    return add(s, path, RS_SYNC_FILE, err);
 }
 
 int rs_sync_set_dir(rs_sync_set *s, const char *path, rs_error *err)
 {
-    return add(s, path, true, err);
+    return add(s, path, RS_SYNC_DIR, err);
+}
+
+int rs_sync_set_remove(rs_sync_set *s, const char *path, bool and_dir, rs_error *err)
+{
+    return add(s, path, and_dir ? RS_SYNC_REMOVE_AND_DIR : RS_SYNC_REMOVE, err);
 }
 
 int rs_sync_set_new_file(rs_sync_set *s, const char *path, size_t made, rs_error *err)
@@ -56,7 +61,7 @@ int rs_sync_set_new_file(rs_sync_set *s, const char *path, size_t made, rs_error
     if (!dir)
         return rs_fail(err, "out of memory");
     strcpy(dir, path);
-    if (add(s, path, false, err) < 0)
+    if (add(s, path, RS_SYNC_FILE, err) < 0)
         return -1;
     /* Up from the file's directory: each directory made for it is a new
      * entry in the one above, up to the one that existed before. */
@@ -66,10 +71,19 @@ int rs_sync_set_new_file(rs_sync_set *s, const char *path, size_t made, rs_error
         else
             slash[slash == dir] = '\0';   /* "/" stays itself */
         was_made = made && slash && slash != dir && strlen(dir) >= made;
-        if (add(s, dir, true, err) < 0)
+        if (add(s, dir, RS_SYNC_DIR, err) < 0)
             return -1;
     } while (was_made);
     return 0;
+}
+
+size_t rs_sync_set_syncs(const rs_sync_set *s)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->n; i++)
+        n += s->items[i].kind == RS_SYNC_FILE || s->items[i].kind == RS_SYNC_DIR;
+    return n;
 }
 
 typedef struct run {
@@ -80,11 +94,29 @@ typedef struct run {
     rs_error err;                /* the first failure */
 } run;
 
+static void remove_one(const rs_sync_item *it)
+{
+    char *slash;
+
+    unlink(it->path);
+    if (it->kind == RS_SYNC_REMOVE_AND_DIR && (slash = strrchr(it->path, '/')) && slash != it->path) {
+        *slash = '\0';
+        rmdir(it->path);
+        *slash = '/';
+    }
+}
+
 static int sync_one(const rs_sync_item *it, rs_error *err)
 {
-    _cleanup_close_ int fd = open(it->path, O_RDONLY | O_CLOEXEC | (it->dir ? O_DIRECTORY : 0));
+    bool dir = it->kind == RS_SYNC_DIR;
+    _cleanup_close_ int fd = -1;
 
-    if (fd < 0 || (it->dir ? fsync(fd) : fdatasync(fd)) < 0)
+    if (it->kind == RS_SYNC_REMOVE || it->kind == RS_SYNC_REMOVE_AND_DIR) {
+        remove_one(it);
+        return 0;
+    }
+    fd = open(it->path, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+    if (fd < 0 || (dir ? fsync(fd) : fdatasync(fd)) < 0)
         return rs_fail_sys(err, errno, "%s: cannot sync: %s", it->path, strerror(errno));
     return 0;
 }

@@ -158,7 +158,7 @@ static int put_checkpoint(rs_translog *l, rs_sync_set *sync, rs_translog_stats *
         return rs_fail(err, "out of memory");
     if (rs_note_sign(&l->key, text, &signed_note, err) < 0 || write_new(tmp, signed_note, strlen(signed_note), err) < 0)
         return -1;
-    n = sync->n + 1;
+    n = rs_sync_set_syncs(sync) + 1;
     if (rs_sync_set_file(sync, tmp, err) < 0 || rs_sync_set_run(sync, err) < 0) {
         unlink(tmp);
         return -1;
@@ -185,24 +185,44 @@ int rs_log_put_checkpoint(rs_translog *l, rs_error *err)
     return put_checkpoint(l, &sync, NULL, err);
 }
 
-/* Removes the partial tile of `level` that the tree of old_size had and
- * the new one does not, and the directory of partials of a tile now full. */
-static void drop_partial(rs_translog *l, int level, uint64_t old_size)
+/* The partial tile of `level` that the tree of `from` entries had and the
+ * tree of `to` (whose checkpoint is durable) has not, to remove, with its
+ * directory once the tile is full. No later tree names it either: a
+ * level's count of hashes only grows, and so the width of its tile. */
+static int drop_partial(rs_translog *l, rs_sync_set *sync, int level, uint64_t from, uint64_t to, rs_error *err)
 {
-    uint64_t index = (level == RS_TILE_ENTRIES ? old_size : old_size >> (RS_TILE_HEIGHT * level)) / RS_TILE_WIDTH;
-    unsigned old_w = rs_tile_width(old_size, level, index), new_w = rs_tile_width(l->size, level, index);
-    _cleanup_free_ char *rel = rs_tile_path(level, index, old_w), *path = NULL;
-    char *slash;
+    uint64_t index = (level == RS_TILE_ENTRIES ? from : from >> (RS_TILE_HEIGHT * level)) / RS_TILE_WIDTH;
+    unsigned old_w = rs_tile_width(from, level, index), new_w = rs_tile_width(to, level, index);
+    _cleanup_free_ char *rel = NULL, *path = NULL;
 
-    if (old_w == 0 || old_w == new_w || !rel || !(path = rs_path_join(l->dir, rel)))
-        return;
-    unlink(path);
-    if (new_w == RS_TILE_WIDTH && (slash = strrchr(path, '/'))) {
-        *slash = '\0';
-        rmdir(path);   /* fails, harmlessly, while a crash's leftover is in it */
-    }
+    if (old_w == 0 || old_w == new_w)
+        return 0;
+    if (!(rel = rs_tile_path(level, index, old_w)) || !(path = rs_path_join(l->dir, rel)))
+        return rs_fail(err, "out of memory");
+    return rs_sync_set_remove(sync, path, new_w == RS_TILE_WIDTH, err);
 }
 
+/* The partial tiles the last append made stale, into sync. */
+static int drop_stale(rs_translog *l, rs_sync_set *sync, rs_error *err)
+{
+    if (l->drop_to == l->drop_from)
+        return 0;
+    if (drop_partial(l, sync, RS_TILE_ENTRIES, l->drop_from, l->drop_to, err) < 0)
+        return -1;
+    for (int t = 0; t < RS_TILE_LEVELS; t++)
+        if (drop_partial(l, sync, t, l->drop_from, l->drop_to, err) < 0)
+            return -1;
+    return 0;
+}
+
+void rs_log_drop_stale(rs_translog *l)
+{
+    _cleanup_(rs_sync_set_free) rs_sync_set sync = { 0 };
+    rs_error ignored;
+
+    if (drop_stale(l, &sync, &ignored) == 0 && rs_sync_set_run(&sync, &ignored) == 0)
+        l->drop_from = l->drop_to;
+}
 
 static int append_locked(rs_translog *l, char *const *bytes, size_t n, rs_error *err)
 {
@@ -215,12 +235,13 @@ static int append_locked(rs_translog *l, char *const *bytes, size_t n, rs_error 
     for (size_t i = 0; i < n; i++)
         if (add_entry(l, &sync, bytes[i], &leaves[i], err) < 0)
             return -1;
+    /* What the last append made stale goes beside this one's syncs, off
+     * the path of any answer (a removal can cost what a sync does). */
     if (put_right_edge(l, &sync, old_size, err) < 0 || rs_leaf_index_add(l->dir, leaves, old_size, n, &sync, err) < 0 ||
-        put_checkpoint(l, &sync, &l->stats, err) < 0)
+        drop_stale(l, &sync, err) < 0 || put_checkpoint(l, &sync, &l->stats, err) < 0)
         return -1;
-    drop_partial(l, RS_TILE_ENTRIES, old_size);
-    for (int t = 0; t < RS_TILE_LEVELS; t++)
-        drop_partial(l, t, old_size);
+    l->drop_from = old_size;
+    l->drop_to = l->size;
     return 0;
 }
 

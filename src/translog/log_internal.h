@@ -22,6 +22,10 @@ struct rs_translog {
     rs_bytes bundle;                               /* the partial entry bundle */
     rs_merkle_frontier frontier;
     rs_translog_stats stats;                       /* under mu */
+    /* The partial tiles of a tree of drop_from entries that the durable
+     * checkpoint of drop_to no longer names: removed beside the next
+     * append's syncs, or when the log is closed. */
+    uint64_t drop_from, drop_to;
 };
 
 /* log_edge.c: reads the right edge of the tree of l->size entries into
@@ -29,5 +33,7 @@ struct rs_translog {
 int rs_log_load_edge(rs_translog *l, const rs_hash *root, rs_error *err);
 /* log.c: makes everything written durable, then the checkpoint of l->size. */
 int rs_log_put_checkpoint(rs_translog *l, rs_error *err);
+/* log.c: removes the partial tiles the last append left stale. */
+void rs_log_drop_stale(rs_translog *l);
 
 #endif

@@ -17,6 +17,7 @@ void rs_translog_close(rs_translog *l)
 {
     if (!l)
         return;
+    rs_log_drop_stale(l);
     pthread_mutex_destroy(&l->mu);
     pthread_mutex_destroy(&l->queue_mu);
     rs_note_key_free(&l->key);
