@@ -3,7 +3,9 @@
  * (SOCKET "-") in one process signing as a batch with the same key on one
  * thread per core. Both do the same work per signature (build the
  * container around the image digest, sign, finish), so the difference is
- * the socket, the request checks and the log. */
+ * the socket, the request checks and the log. Through the socket it also
+ * prints the median and 99th percentile of a request's latency, from
+ * sending it to its answer, in milliseconds. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,17 @@ typedef struct bench {
     size_t per_client;
     size_t window;                   /* requests each client keeps in flight */
     int failures;
+    double *latency;                 /* seconds, one per answer */
+    size_t answered;
 } bench;
+
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static int finish(const rs_offline_request *r, const rs_bytes *value, rs_error *err)
 {
@@ -57,14 +69,16 @@ static int batch_item(void *ctx, size_t i, rs_error *err)
 static int run_client(bench *b, rs_client *c, rs_error *err)
 {
     rs_offline_request *ring = calloc(b->window, sizeof(*ring));
+    double *sent_at = calloc(b->window, sizeof(*sent_at));
     size_t sent = 0, done = 0;
-    int rc = ring ? 0 : rs_fail(err, "out of memory");
+    int rc = ring && sent_at ? 0 : rs_fail(err, "out of memory");
 
     while (rc == 0 && done < b->per_client) {
         if (sent < b->per_client && sent - done < b->window) {
             rs_offline_request *r = &ring[sent % b->window];
 
             rc = rs_offline_prepare_digest(b->format, &b->digest, b->cert, NULL, &b->opts, r, err);
+            sent_at[sent % b->window] = now();
             if (rc == 0 && (rc = rs_client_send(c, r, err)) < 0)
                 rs_offline_request_free(r);
             sent += rc == 0;
@@ -74,6 +88,8 @@ static int run_client(bench *b, rs_client *c, rs_error *err)
 
             rc = rs_client_receive(c, &value, NULL, err);
             if (rc == 0)
+                b->latency[__atomic_fetch_add(&b->answered, 1, __ATOMIC_RELAXED)] = now() - sent_at[done % b->window];
+            if (rc == 0)
                 rc = finish(r, &value, err);
             rs_offline_request_free(r);
             done++;
@@ -82,6 +98,7 @@ static int run_client(bench *b, rs_client *c, rs_error *err)
     while (done < sent)
         rs_offline_request_free(&ring[done++ % b->window]);
     free(ring);
+    free(sent_at);
     return rc;
 }
 
@@ -99,12 +116,11 @@ static void *client(void *arg)
     return NULL;
 }
 
-static double now(void)
+static int by_value(const void *a, const void *b)
 {
-    struct timespec ts;
+    double x = *(const double *)a, y = *(const double *)b;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -145,13 +161,23 @@ int main(int argc, char **argv)
 
         b.socket = argv[4];
         total = b.per_client * clients;
+        if (!(b.latency = calloc(total ? total : 1, sizeof(double))))
+            return 1;
         for (size_t i = 0; i < clients; i++)
             pthread_create(&t[i], NULL, client, &b);
         for (size_t i = 0; i < clients; i++)
             pthread_join(t[i], NULL);
         free(t);
     }
-    printf("%.1f\n", (double)total / (now() - t0));
+    if (b.latency && b.answered) {
+        double rate = (double)total / (now() - t0);
+
+        qsort(b.latency, b.answered, sizeof(double), by_value);
+        printf("%.1f %.3f %.3f\n", rate, 1e3 * b.latency[b.answered / 2], 1e3 * b.latency[b.answered * 99 / 100]);
+    } else {
+        printf("%.1f\n", (double)total / (now() - t0));
+    }
+    free(b.latency);
     rs_image_close(&img);
     return b.failures ? 1 : 0;
 }
