@@ -72,6 +72,18 @@ refuses "detach: unsigned image" "$WORK/s.sig" "$REPROSIGN" detach "$WORK/good.e
 "$REPROSIGN" sign --key "$WORK/db.key" --cert "$WORK/db.crt" "$WORK/good.efi" --output "$WORK/signed.efi"
 refuses "detach: index out of range" "$WORK/s.sig" "$REPROSIGN" detach "$WORK/signed.efi" --index 3 --output "$WORK/s.sig"
 refuses "strip: index out of range" "$WORK/s.out" "$REPROSIGN" strip "$WORK/signed.efi" --index 3 --output "$WORK/s.out"
+# One byte of the first section changed after signing: the signature is
+# good, the image is not the one it signed.
+python3 -c "
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+pe = struct.unpack_from('<I', d, 0x3c)[0]
+d[struct.unpack_from('<I', d, pe + 24 + 60)[0]] ^= 1
+open(sys.argv[2], 'wb').write(d)" "$WORK/signed.efi" "$WORK/changed.efi"
+refuses "verify: an image changed after signing" "" "$REPROSIGN" verify "$WORK/changed.efi" --cert "$WORK/db.crt"
+cp "$WORK/.out" "$WORK/changed.out"
+check "... because its digest is not the signed one" grep -q "FAILED: image digest does not match the signed digest" \
+    "$WORK/changed.out"
 
 # Usage errors exit 2.
 for args in "" "sign" "sign --key a" "attach onlyone" "detach" "detach x y" "verify x" "list" "bogus" "digest --hash md5 x" "strip --index -1 x"; do
