@@ -123,6 +123,15 @@ static void test_refused(void)
     memset(buf + len, 0x30, 50);
     module_trailer_encode(50, buf + len + 50);
     CHECK(parse(buf, len + 50 + MODULE_TRAILER_LEN, &m, &err) < 0 && strstr(err.msg, "signed twice"));
+    /* A magic that differs in its last byte (the newline) is no trailer:
+     * the kernel takes such a module as unsigned, and the bytes after the
+     * object are then a damage. */
+    len = signed_file(buf, 100);
+    buf[len - 1] = ' ';
+    CHECK(parse(buf, len, &m, &err) < 0 && strstr(err.msg, "unexpected bytes"));
+    len = signed_file(buf, 100);
+    buf[len - 28] = '!';
+    CHECK(parse(buf, len, &m, &err) < 0 && strstr(err.msg, "unexpected bytes"));
     /* Only the magic and part of the struct: too short to be a trailer. */
     module_trailer_encode(0, buf);
     CHECK(parse(buf + 4, MODULE_TRAILER_LEN - 4, &m, &err) < 0 && strstr(err.msg, "truncated"));
