@@ -92,6 +92,12 @@ if [ -r "$TEMPLATE" ]; then
         "$WORK/KEK.esl" --output "$WORK/old.auth"
     refuses "apply: a replacement older than the stored variable is refused" "$WORK/bad.fd" "$REPROSIGN" efi apply \
         --vars "$WORK/vars.fd" --name KEK "$WORK/old.auth" --output "$WORK/bad.fd"
+    # The same timestamp again is a replay: firmware wants a later one.
+    "$REPROSIGN" efi sign-var --name KEK --key "$WORK/PK.key" --cert "$WORK/PK.crt" --timestamp 1700000000 \
+        "$WORK/KEK.esl" --output "$WORK/same.auth"
+    refuses "apply: a replacement with the stored variable's own timestamp is refused" "$WORK/bad.fd" \
+        "$REPROSIGN" efi apply --vars "$WORK/vars.fd" --name KEK "$WORK/same.auth" --output "$WORK/bad.fd"
+    check "... naming the timestamp" grep -q "timestamp is not later than the stored one" "$WORK/.err"
     "$REPROSIGN" efi sign-var --name KEK --key "$WORK/KEK.key" --cert "$WORK/KEK.crt" --timestamp 1800000000 \
         "$WORK/KEK.esl" --output "$WORK/kek-by-kek.auth"
     refuses "apply: a KEK update signed by the KEK (not PK) is refused" "$WORK/bad.fd" "$REPROSIGN" efi apply \
