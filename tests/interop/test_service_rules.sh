@@ -167,7 +167,10 @@ check "... and accepted once they are" test "$(status_of "$WORK/trusted-state" "
 chmod 755 "$WORK/good-state"
 refuses "run refuses a state directory others can read" "" svc run --state "$WORK/good-state" --once
 check "... naming it" grep -q "good-state: mode 0755 lets other users read the service's state" "$WORK/.err"
+chmod 750 "$WORK/good-state"
+refuses "run refuses a state directory its group can read" "" svc run --state "$WORK/good-state" --once
 chmod 700 "$WORK/good-state"
+check "... and runs on it once it is private again" svc run --state "$WORK/good-state" --once
 
 # ---- signed inputs and a replayed export (gpg) ----
 if command -v gpg >/dev/null && command -v gpgv >/dev/null; then
