@@ -147,19 +147,25 @@ static const vs_var *ascii_var(const varstore *vs)
     return NULL;
 }
 
-static char in_path[64], out_path[64];
+static char out_dir[] = "/tmp/fuzz-varstore-XXXXXX", in_path[64], out_path[64];
 static int in_fd = -1;
+
+/* The corpus replay runs under ctest on every build: leave /tmp as found. */
+static void remove_dir(void)
+{
+    unlink(out_path);
+    rmdir(out_dir);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    static char dir[] = "/tmp/fuzz-varstore-XXXXXX";
-
     (void)argc, (void)argv;
     in_fd = fuzz_memfd("fuzz-varstore-in", in_path, sizeof(in_path));
-    if (!mkdtemp(dir))
-        fuzz_die("mkdtemp", dir);
-    snprintf(out_path, sizeof(out_path), "%s/out.fd", dir);
+    if (!mkdtemp(out_dir))
+        fuzz_die("mkdtemp", out_dir);
+    snprintf(out_path, sizeof(out_path), "%s/out.fd", out_dir);
+    atexit(remove_dir);
     return 0;
 }
 
