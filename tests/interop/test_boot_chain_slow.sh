@@ -12,10 +12,7 @@ MSVARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd TEMPLATE=/usr/share/OVMF/OVMF_VARS_4M.
 need_fixtures bootchain
 need_fixtures shim
 . "$TESTS_DIR/tools/boot-chain.sh"
-SHIM=$FIXTURES/root/shim-signed/usr/lib/shim/shimx64.efi.signed
-SHIM_UNSIGNED=$FIXTURES/root/shim-unsigned/usr/lib/shim/shimx64.efi
-GRUB=$FIXTURES/root/grub-efi-amd64-signed/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
-KERNEL=$(ls "$FIXTURES"/signed-kernel/boot/vmlinuz-* | head -n 1)
+bookworm_amd64_chain
 MODS=$(ls -d "$FIXTURES"/signed-kernel/lib/modules/*/kernel)
 make_key PK; make_key KEK; make_key db; make_key other; make_key dbxed
 sign() { "$REPROSIGN" sign --key "$WORK/$1.key" --cert "$WORK/$1.crt" "$2" --output "$3"; }

@@ -14,10 +14,7 @@ MSVARS=/usr/share/OVMF/OVMF_VARS_4M.ms.fd TEMPLATE=/usr/share/OVMF/OVMF_VARS_4M.
 need_fixtures bootchain
 need_fixtures shim
 . "$TESTS_DIR/tools/boot-chain.sh"
-SHIM=$FIXTURES/root/shim-signed/usr/lib/shim/shimx64.efi.signed
-SHIM_UNSIGNED=$FIXTURES/root/shim-unsigned/usr/lib/shim/shimx64.efi
-GRUB=$FIXTURES/root/grub-efi-amd64-signed/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
-KERNEL=$(ls "$FIXTURES"/signed-kernel/boot/vmlinuz-* | head -n 1)
+bookworm_amd64_chain
 make_key PK; make_key KEK; make_key db
 # No kernel is reached: an empty file stands for the initramfs.
 : >"$WORK/initrd.gz"

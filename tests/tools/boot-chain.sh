@@ -21,6 +21,14 @@
 # Every boot is bounded (BOOT_TIMEOUT seconds of wall time) and its serial
 # log is kept in $WORK/boot-NAME/serial.log, shown on a failure.
 CHAIN_ARCH=${CHAIN_ARCH:-x64}
+# bookworm_amd64_chain: SHIM, SHIM_UNSIGNED, GRUB and KERNEL, Debian's
+# bookworm chain for amd64 in the fixtures (need_fixtures bootchain, shim).
+bookworm_amd64_chain() {
+    SHIM=$FIXTURES/root/shim-signed/usr/lib/shim/shimx64.efi.signed
+    SHIM_UNSIGNED=$FIXTURES/root/shim-unsigned/usr/lib/shim/shimx64.efi
+    GRUB=$FIXTURES/root/grub-efi-amd64-signed/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
+    KERNEL=$(ls "$FIXTURES"/signed-kernel/boot/vmlinuz-* | head -n 1)
+}
 chain_machine() {   # the QEMU command line up to its drives, for $CHAIN_ARCH
     case $CHAIN_ARCH in
     ia32) echo qemu-system-i386 -machine q35,smm=on,accel=tcg -m 768 -global driver=cfi.pflash01,property=secure,value=on \
