@@ -76,8 +76,16 @@ mkdir -p "$repo" && cp -r "$WORK/pool" "$repo/"
 index "$repo" bookworm
 index "$repo" bookworm-embargoed
 ln -s bookworm-embargoed "$repo/dists/stable-embargoed"
+# Each part of a suite's identity alone: a directory whose Release names
+# other suites, reached through an alias; Releases whose Suite: or
+# Codename: alone is embargoed.
+index "$repo" hidden
+sed -i 's/^Suite: hidden/Suite: hidden-suite/; s/^Codename: hidden/Codename: hidden-codename/' "$repo/dists/hidden/Release"
+ln -s hidden "$repo/dists/alias-hidden"
 index "$repo" quiet
 sed -i 's/^Suite: quiet/Suite: bookworm-embargoed/' "$repo/dists/quiet/Release"
+index "$repo" quiet2
+sed -i 's/^Codename: quiet2/Codename: bookworm-embargoed/' "$repo/dists/quiet2/Release"
 index "$repo" old "$(date -u -R -d '-40 days')"
 index "$repo" expired "$(date -u -R)" "$(date -u -R -d '-1 day')"
 
@@ -94,7 +102,7 @@ service() {
     cat >"$WORK/$name.json" <<JSON
 {"archive": "${REPO:-$repo}", "requests": "$WORK/$name-requests.json", "allow_unsigned_archive": true,
  "keys": {"efi": {"key": "$WORK/db.key", "cert": "$WORK/db.crt"}}, "output": "$WORK/$name-out",
- "log": "$WORK/$name-log", "embargoed_suites": ["bookworm-embargoed"]$extra}
+ "log": "$WORK/$name-log", "embargoed_suites": ["bookworm-embargoed", "hidden"]$extra}
 JSON
     svc init --state "$WORK/$name-state" --config "$WORK/$name.json" >/dev/null || return
     [ -n "${NORUN:-}" ] || svc run --state "$WORK/$name-state" --once >"$WORK/$name.run" 2>&1
@@ -113,9 +121,15 @@ check "... its signature verifies on the unsigned image" bash -c "
 service alias "" "$(request x hello-signed-template hello stable-embargoed)"
 check "a request through the alias stable-embargoed is held" test "$(status_of "$WORK/alias-state" "$hello")" = "held embargoed"
 check "... and nothing is published" test -z "$(ls -A "$WORK/alias-out")"
+service hidden "" "$(request x hello-signed-template hello alias-hidden)"
+check "a request through an alias of an embargoed directory whose Release names other suites is held" \
+    test "$(status_of "$WORK/hidden-state" "$hello")" = "held embargoed"
 service named "" "$(request x hello-signed-template hello quiet)"
-check "a request for a suite whose Release names an embargoed suite is held" \
+check "a request for a suite whose Release's Suite: is embargoed is held" \
     test "$(status_of "$WORK/named-state" "$hello")" = "held embargoed"
+service codename "" "$(request x hello-signed-template hello quiet2)"
+check "a request for a suite whose Release's Codename: is embargoed is held" \
+    test "$(status_of "$WORK/codename-state" "$hello")" = "held embargoed"
 service direct "" "$(request x hello-signed-template hello bookworm-embargoed)"
 check "a request for the embargoed suite itself is held" test "$(status_of "$WORK/direct-state" "$hello")" = "held embargoed"
 service unknown "" "$(request x hello-signed-template hello nowhere)"
