@@ -311,16 +311,21 @@ static void commit_queue(rs_translog *l)
         count_group(&l->stats, callers, total);
     }
     free(all);
+    pthread_mutex_lock(&l->queue_mu);   /* a waiter reads done under it, then is gone */
     for (p = q; p; p = p->next) {
         p->rc = rc;
         p->err = err;
         p->done = true;
     }
+    pthread_mutex_unlock(&l->queue_mu);
 }
 
-/* Group commit: a caller queues its batch, then whoever holds the writer's
- * lock writes everything queued under one checkpoint, so concurrent
- * requests share the syncs of one append. */
+/* Group commit: a caller queues its batch; one caller at a time commits
+ * everything queued under one checkpoint, so concurrent requests share
+ * its syncs. The others wait for their batch to be done, not for the
+ * writer's lock: a batch once committed returns at once, instead of
+ * waiting its turn at the lock behind the next commit (and keeping its
+ * client from sending the request that commit could have taken). */
 int rs_translog_append_raw(rs_translog *l, char *const *bytes, size_t n, uint64_t *first, rs_error *err)
 {
     pending me = { .bytes = bytes, .n = n };
@@ -328,11 +333,21 @@ int rs_translog_append_raw(rs_translog *l, char *const *bytes, size_t n, uint64_
     pthread_mutex_lock(&l->queue_mu);
     me.next = l->queue;
     l->queue = &me;
-    pthread_mutex_unlock(&l->queue_mu);
-    pthread_mutex_lock(&l->mu);
-    if (!me.done)
+    while (!me.done) {
+        if (l->committing) {
+            pthread_cond_wait(&l->committed, &l->queue_mu);
+            continue;
+        }
+        l->committing = true;
+        pthread_mutex_unlock(&l->queue_mu);
+        pthread_mutex_lock(&l->mu);
         commit_queue(l);
-    pthread_mutex_unlock(&l->mu);
+        pthread_mutex_unlock(&l->mu);
+        pthread_mutex_lock(&l->queue_mu);
+        l->committing = false;
+        pthread_cond_broadcast(&l->committed);
+    }
+    pthread_mutex_unlock(&l->queue_mu);
     if (first)
         *first = me.first;
     if (me.rc < 0)

@@ -16,6 +16,8 @@ struct rs_translog {
     pthread_mutex_t mu;                            /* the writer's, and readers' */
     pthread_mutex_t queue_mu;
     struct pending *queue;                         /* batches waiting, newest first */
+    bool committing;                               /* a caller commits the queue (queue_mu) */
+    pthread_cond_t committed;                      /* ... and has marked its batches done */
     uint64_t size;
     rs_hash edge[RS_TILE_LEVELS][RS_TILE_WIDTH];   /* each level's partial tile */
     unsigned edge_n[RS_TILE_LEVELS];

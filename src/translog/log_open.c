@@ -20,6 +20,7 @@ void rs_translog_close(rs_translog *l)
     rs_log_drop_stale(l);
     pthread_mutex_destroy(&l->mu);
     pthread_mutex_destroy(&l->queue_mu);
+    pthread_cond_destroy(&l->committed);
     rs_note_key_free(&l->key);
     rs_bytes_free(&l->bundle);
     if (l->lock_fd >= 0)
@@ -101,6 +102,7 @@ static int open_log(const char *dir, const char *key_path, open_mode mode, rs_tr
     l->lock_fd = -1;
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->queue_mu, NULL);
+    pthread_cond_init(&l->committed, NULL);
     if (!(l->dir = strdup(dir)) || !(lock = rs_path_join(dir, ".lock")))
         return rs_fail(err, "out of memory");
     if (rs_note_skey_load(key_path, &l->key, err) < 0)
