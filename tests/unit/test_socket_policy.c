@@ -92,8 +92,16 @@ static int send_request(const rs_format *format, rs_sig_type cert, const uint8_t
         abort();
     rc = rs_socket_sign(&keys, &rd, msg, n, &got, key, &sig, err);
     CHECK(rc < 0 ? sig.len == 0 : sig.len > 0);
-    if (rc == 0)
+    if (rc == 0) {
+        rs_error why;
+
+        /* No bare digests: the key signed what the service rebuilt around
+         * the image digest (for a PE image, the signed attributes), which
+         * is the client's own request's to-be-signed digest. */
+        CHECK(rs_offline_check_value(&got, &sig, &why) == 0 && rs_offline_check_value(&req, &sig, &why) == 0);
+        CHECK(format->key_signs_image_digest == rs_digest_equal(&got.tbs, &got.image_digest));
         rs_offline_request_free(&got);
+    }
     rs_bytes_free(&sig);
     rs_offline_request_free(&req);
     rs_frame_reader_free(&rd);
