@@ -12,7 +12,7 @@
 #   above it lists;
 # - source binding, and the request's source;
 # - declared trust: trusted_certs not on the allowlist;
-# - private state;
+# - private state, and children that see no secret;
 # - (with gpg) signed inputs: a bad signature, an expired key.
 . "$TESTS_DIR/lib.sh"
 need_tool python3; need_tool dpkg-deb; need_tool dpkg-source
@@ -117,6 +117,20 @@ check "... its signature verifies on the unsigned image" bash -c "
     '$REPROSIGN' attach '$WORK/hello-unsigned/usr/lib/hello/hello.efi.sig' '$WORK/hello.efi' --output '$WORK/hello.signed' &&
     '$REPROSIGN' verify '$WORK/hello.signed' --cert '$WORK/db.crt'"
 
+# ---- secrets stay in the process ----
+mkdir -p "$WORK/bin"
+cat >"$WORK/bin/dpkg-source" <<SH
+#!/bin/sh
+tr '\\0' '\\n' </proc/\$\$/environ >>"$WORK/child-env"
+exec "$(command -v dpkg-source)" "\$@"
+SH
+chmod +x "$WORK/bin/dpkg-source"
+PATH=$WORK/bin:$PATH REPROSIGN_PKCS11_PIN=pin-4711-secret KBUILD_SIGN_PIN=pin-4712-secret \
+    service env "" "$(request x hello-signed-template hello bookworm)"
+check "dpkg-source ran under the service" test -s "$WORK/child-env"
+check "... and its environment holds no PIN" bash -c "! grep -q 'pin-471' '$WORK/child-env'"
+check "... only what it needs" bash -c "! grep -qv -e '^PATH=' -e '^TMPDIR=' -e '^HOME=' -e '^SOURCE_DATE_EPOCH=' -e '^LC_ALL=' '$WORK/child-env'"
+
 # ---- embargo by identity ----
 service alias "" "$(request x hello-signed-template hello stable-embargoed)"
 check "a request through the alias stable-embargoed is held" test "$(status_of "$WORK/alias-state" "$hello")" = "held embargoed"
@@ -178,6 +192,10 @@ service trusted ", \"trusted_certs_allowlist\": \"$WORK/allowlist\"" "$(request 
 check "... and accepted once they are" test "$(status_of "$WORK/trusted-state" "$(id test-signed-template)")" = published
 
 # ---- private state ----
+mkdir -m 755 "$WORK/open-state"
+check "init on an existing 0755 directory" svc init --state "$WORK/open-state" --config "$WORK/good.json"
+check "... makes it 0700" test "$(stat -c %a "$WORK/open-state")" = 700
+check "... and state.db 0600" test "$(stat -c %a "$WORK/open-state/state.db")" = 600
 chmod 755 "$WORK/good-state"
 refuses "run refuses a state directory others can read" "" svc run --state "$WORK/good-state" --once
 check "... naming it" grep -q "good-state: mode 0755 lets other users read the service's state" "$WORK/.err"
