@@ -52,12 +52,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
     in_fd = fuzz_memfd("fuzz-deb-in", in_path, sizeof(in_path));
-    snprintf(sandbox, sizeof(sandbox), "%s/fuzz-deb.XXXXXX", tmp);
+    /* A cut path would extract somewhere else: checked, as gcc asks. */
+    if ((size_t)snprintf(sandbox, sizeof(sandbox), "%s/fuzz-deb.XXXXXX", tmp) >= sizeof(sandbox))
+        fuzz_die("TMPDIR is too long", tmp);
     if (!mkdtemp(sandbox))
         fuzz_die("mkdtemp", sandbox);
     atexit(remove_sandbox);
-    snprintf(top, sizeof(top), "%s/a", sandbox);
-    snprintf(dest, sizeof(dest), "%s/b/c/d/tree", top);
+    if ((size_t)snprintf(top, sizeof(top), "%s/a", sandbox) >= sizeof(top) ||
+        (size_t)snprintf(dest, sizeof(dest), "%s/b/c/d/tree", top) >= sizeof(dest))
+        fuzz_die("TMPDIR is too long", tmp);
     return 0;
 }
 
