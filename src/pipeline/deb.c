@@ -180,7 +180,9 @@ static int add_entry(void *ctx, struct archive *data, struct archive_entry *e, c
  * since which of the two is "the" file would be a guess. */
 static int index_finish(rs_deb_index *idx, rs_error *err)
 {
-    qsort(idx->entries, idx->count, sizeof(*idx->entries), cmp_entry);
+    /* An empty data.tar has no entries array, and qsort's may not be NULL. */
+    if (idx->count)
+        qsort(idx->entries, idx->count, sizeof(*idx->entries), cmp_entry);
     for (size_t i = 1; i < idx->count; i++)
         if (!strcmp(idx->entries[i - 1].name, idx->entries[i].name)) {
             rs_fail(err, "data.tar lists '%s' twice", idx->entries[i].name);
