@@ -28,6 +28,7 @@ build=$root/${FUZZ_BUILD:-build-fuzz}
 max_len=${FUZZ_MAX_LEN:-16384}
 cd "$root" || exit 1
 
+command -v clang >/dev/null || { echo "fuzz: clang is not installed" >&2; exit 1; }
 CC=clang cmake -S . -B "$build" -DREPROSIGN_FUZZ=ON >/dev/null || exit 1
 
 # Targets are whatever fuzz_*.c exist now, so new ones join automatically.
