@@ -88,7 +88,13 @@ static void proofs(void)
             CHECK(rs_merkle_consistency_proof(leaves, m, n, &p, &err) == 0);
             CHECK(rs_merkle_verify_consistency(m, n, &roots[m], &roots[n], &p));
             if (m < n) {
+                rs_hash other = roots[m];
+
                 CHECK(!rs_merkle_verify_consistency(m, n, &roots[m], &roots[n - 1], &p) || n - 1 == m);
+                /* Another old tree: the proof leads to the new root, but
+                 * not from that one (the log was rewritten before it). */
+                other.b[7] ^= 1;
+                CHECK(!rs_merkle_verify_consistency(m, n, &other, &roots[n], &p));
                 p.h[0].b[5] ^= 0x80;
                 CHECK(!rs_merkle_verify_consistency(m, n, &roots[m], &roots[n], &p));
             }
