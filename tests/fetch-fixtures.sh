@@ -93,9 +93,10 @@ make_cross() {   # make_cross ARCH QEMU-NAME
 }
 want=${2:-all}
 # The default set (`all`) is what the default run's tests need. The build
-# chroots (trixie-buildd, forky-buildd, cross-i386, cross-s390x) and the
-# slow tests' boot chains (bookworm-i386, forky-bootchain) are made or
-# fetched when asked for: each slow test asks with need_fixtures.
+# chroots (trixie-buildd, forky-buildd, cross-i386, cross-s390x), the slow
+# tests' boot chains (bookworm-i386, trixie-bootchain, forky-bootchain) and
+# forky's templates are made or fetched when asked for: each slow test asks
+# with need_fixtures.
 if [ "$want" = all ] || [ "$want" = shim ]; then
     download shim-unsigned shim-helpers-amd64-signed shim-helpers-amd64-signed-template
     for p in shim-unsigned shim-helpers-amd64-signed shim-helpers-amd64-signed-template; do extract "$p"; done
@@ -260,7 +261,7 @@ fi
 # architecture that has them, with its unsigned packages, is about 130 MB
 # ($dir/forky/templates.list).
 forky_update() { set_update forky "$(debian_sources amd64,arm64,i386,loong64,riscv64 forky)"; }
-if [ "$want" = all ] || [ "$want" = forky-templates ]; then
+if [ "$want" = forky-templates ]; then
     forky_update
     set_templates forky templates "amd64 linux-signed-amd64-template
 arm64 linux-signed-arm64-template
@@ -274,7 +275,7 @@ if [ "$want" = cross-s390x ]; then make_cross s390x qemu-s390x; fi
 # Microsoft, GRUB and the cloud kernel signed by Debian (36 MB); and the
 # same for arm64, its cloud kernel an uncompressed Image, with an arm64
 # busybox for the initramfs (31 MB). arm64's shim is root/shim-signed-arm64.
-if [ "$want" = all ] || [ "$want" = trixie-bootchain ]; then
+if [ "$want" = trixie-bootchain ]; then
     trixie_update
     kpkg=$(set_kernel trixie linux-image-cloud-amd64 amd64) kpkg_arm64=$(set_kernel trixie linux-image-cloud-arm64 arm64)
     [ -n "$kpkg" ] && [ -n "$kpkg_arm64" ] ||

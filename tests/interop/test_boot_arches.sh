@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-label: slow
 # Beyond amd64: trixie's boot loaders for arm64 and ia32, signed through
 # their real templates, under their real firmware with Secure Boot.
 # arm64 end to end: trixie's systemd-boot and GRUB for arm64, signed as

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-label: slow
 # The differential test of test_boot_chain.sh on trixie's chain: OVMF's
 # Secure Boot build with Microsoft's keys boots trixie's shim-signed (shim
 # 16.1), grub-efi-amd64-signed (GRUB 2.12, which loads the kernel with its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-label: slow
 # forky's signing templates on every architecture that has them, as
 # Debian's testing release has them now: the kernel's is
 # linux-signed-ARCH-template (linux-image-ARCH-signed-template until
