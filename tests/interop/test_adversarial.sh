@@ -1,4 +1,5 @@
 #!/bin/bash
+# ctest-timeout: 2400
 # Hundreds of generated malformed inputs (tests/tools/adversarial.py), every
 # command that reads them, and four rules for every run:
 #   - it ends by itself within 10 s (ADVERSARIAL_TIMEOUT: scripts/valgrind.sh
