@@ -13,6 +13,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/cleanup.h"
+
+DEFINE_POINTER_CLEANUP(rs_jsonp, json_t, json_decref)
+
 /* "sha256:9f2c..."; NULL when len is 0 or alg is unknown. */
 json_t *rs_json_digest(const char *alg, const uint8_t *bytes, size_t len);
 /* The same from a digest already in hex; NULL unless hex is lowercase hex. */

@@ -82,6 +82,6 @@ int cli_doc(const rs_command *const *commands, size_t n, int argc, char **argv);
 extern const rs_command cmd_sign, cmd_attach, cmd_detach, cmd_strip, cmd_verify, cmd_list, cmd_digest, cmd_token;
 extern const rs_command cmd_sign_template, cmd_attach_tree, cmd_sign_blob;
 extern const rs_command cmd_efi, cmd_chain, cmd_sbat;
-extern const rs_command cmd_service, cmd_log;
+extern const rs_command cmd_service, cmd_log, cmd_attestation;
 
 #endif

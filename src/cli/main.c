@@ -9,7 +9,7 @@ static const rs_command *const commands[] = {
     &cmd_sign, &cmd_sign_blob, &cmd_attach, &cmd_detach, &cmd_strip, &cmd_verify, &cmd_list, &cmd_digest,
     &cmd_sign_template, &cmd_attach_tree, &cmd_token,
     &cmd_efi, &cmd_chain, &cmd_sbat,
-    &cmd_service, &cmd_log,
+    &cmd_service, &cmd_log, &cmd_attestation,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -11,7 +11,6 @@
 #define LIST_MAX_OBJECTS 1024
 
 DEFINE_POINTER_CLEANUP(rs_p11kit_urip, P11KitUri, sym_p11_kit_uri_free)
-DEFINE_POINTER_CLEANUP(rs_jsonp, json_t, json_decref)
 
 typedef struct list_ctx {
     const char *module_path;
