@@ -191,3 +191,16 @@ const rs_attest_product *rs_attestation_product(const rs_attestation *a, const c
     }
     return found;
 }
+
+rs_attest_vouch rs_attestation_vouches(const rs_attestation *a, const char *name, const uint8_t sha256[32],
+                                       const rs_attest_product **listed)
+{
+    size_t count;
+
+    *listed = rs_attestation_product(a, name, &count);
+    if (!*listed)
+        return RS_VOUCH_ABSENT;
+    if (count > 1)
+        return RS_VOUCH_AMBIGUOUS;
+    return memcmp((*listed)->sha256, sha256, 32) ? RS_VOUCH_OTHER_DIGEST : RS_VOUCH_YES;
+}

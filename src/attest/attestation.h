@@ -86,4 +86,18 @@ int rs_attestation_verify(const rs_attestation *a, const rs_attest_key *keys, si
  * *count says how many did (more than one: the caller must not choose). */
 const rs_attest_product *rs_attestation_product(const rs_attestation *a, const char *name, size_t *count);
 
+/* Whether the attestation vouches for a file named `name` (a pool file
+ * name: PACKAGE_VERSION_ARCH.deb, the epoch left out) whose SHA-256 is
+ * `sha256`: exactly one product bears that name, with that digest. A
+ * product of that name with another digest is a rebuilder disagreeing:
+ * RS_VOUCH_OTHER_DIGEST, never to be taken as a mere absence. */
+typedef enum rs_attest_vouch {
+    RS_VOUCH_YES,
+    RS_VOUCH_ABSENT,
+    RS_VOUCH_AMBIGUOUS,
+    RS_VOUCH_OTHER_DIGEST,
+} rs_attest_vouch;
+rs_attest_vouch rs_attestation_vouches(const rs_attestation *a, const char *name, const uint8_t sha256[32],
+                                       const rs_attest_product **listed);
+
 #endif

@@ -59,8 +59,8 @@ typedef struct args {
 } args;
 
 typedef struct product_check {
-    const rs_attest_product *attested;   /* NULL: not listed */
-    size_t listed;                       /* how many products bear PATH's file name */
+    rs_attest_vouch vouch;
+    const rs_attest_product *attested;   /* the product bearing PATH's file name, if any */
     uint8_t actual[32];
 } product_check;
 
@@ -73,13 +73,13 @@ static int check_product(const rs_attestation *a, const char *path, product_chec
         return rs_fail(err, "out of memory");
     if (rs_input_open(&in, path, err) < 0 || rs_input_sha256(&in, pc->actual, err) < 0)
         return -1;
-    pc->attested = rs_attestation_product(a, basename(copy), &pc->listed);
+    pc->vouch = rs_attestation_vouches(a, basename(copy), pc->actual, &pc->attested);
     return 0;
 }
 
 static bool product_ok(const product_check *pc)
 {
-    return pc->listed == 1 && !memcmp(pc->attested->sha256, pc->actual, sizeof(pc->actual));
+    return pc->vouch == RS_VOUCH_YES;
 }
 
 static json_t *signers_json(const args *a, const rs_attest_key *keys, const bool *signed_by)
@@ -88,9 +88,9 @@ static json_t *signers_json(const args *a, const rs_attest_key *keys, const bool
 
     for (size_t i = 0; i < a->nkeys; i++)
         if (signed_by[i])
-            json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s}", "key", a->key_paths[i], "keyid",
+            json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:o}", "key", a->key_paths[i], "key_id",
                                                   keys[i].keyid, "scheme", rs_attest_scheme_name(keys[i].scheme),
-                                                  "fingerprint", keys[i].fingerprint));
+                                                  "fingerprint", rs_json_digest_hex("sha256", keys[i].fingerprint)));
     return list;
 }
 
@@ -109,7 +109,7 @@ static int print_json(const args *a, const rs_attestation *att, const rs_attest_
     if (a->product) {
         json_t *p = json_pack("{s:s, s:o, s:b}", "path", a->product, "digest",
                               rs_json_digest("sha256", pc->actual, 32), "match", product_ok(pc));
-        if (pc->attested && pc->listed == 1)
+        if (pc->vouch == RS_VOUCH_YES || pc->vouch == RS_VOUCH_OTHER_DIGEST)
             rs_json_set(p, "attested", rs_json_digest("sha256", pc->attested->sha256, 32));
         rs_json_set(doc, "product", p);
     }
@@ -143,12 +143,12 @@ static int product_failure(const args *a, const product_check *pc, rs_error *err
     _cleanup_free_ char *copy = strdup(a->product);
 
     rs_hex(pc->actual, 32, got);
-    if (!pc->attested)
+    if (pc->vouch == RS_VOUCH_ABSENT)
         return rs_fail(err, "%s: no product is named %s (%s)", a->file, copy ? basename(copy) : a->product,
                        a->product);
-    if (pc->listed > 1)
-        return rs_fail(err, "%s: %zu products end in the name of %s: which one vouches is ambiguous", a->file,
-                       pc->listed, a->product);
+    if (pc->vouch == RS_VOUCH_AMBIGUOUS)
+        return rs_fail(err, "%s: several products end in the name of %s: which one vouches is ambiguous", a->file,
+                       a->product);
     rs_hex(pc->attested->sha256, 32, want);
     return rs_fail(err, "%s: attests %s as sha256:%s, but %s is sha256:%s", a->file, pc->attested->name, want,
                    a->product, got);

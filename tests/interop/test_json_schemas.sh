@@ -185,6 +185,15 @@ check "log consistency --json: the same proof as the text, which holds from the 
     '$REPROSIGN' log consistency '$log' '$WORK/old-checkpoint' --vkey '$vkey' | cmp - '$WORK/consistency.txt' &&
     python3 '$TESTS_DIR/interop/tlog_proof.py' consistency <'$WORK/consistency.txt'"
 
+# ---- a rebuilder's attestation: in-toto's own links, checked in ----
+vec=$TESTS_DIR/fuzz/corpus/fuzz_attestation
+printf 'reprosign test vector\n' >"$WORK/shim-unsigned_16.1-1_amd64.deb"
+doc attestation-verify link 0 "$REPROSIGN" attestation verify "$vec/rebuild.5f03f482.link" --key "$vec/k-ed25519.pub" \
+    --key "$vec/k-rsa.pub" --product "$WORK/shim-unsigned_16.1-1_amd64.deb" --json
+doc attestation-verify dsse 0 "$REPROSIGN" attestation verify "$vec/env.json" --key "$vec/k-ed25519.pub" --json
+doc attestation-verify wrong-key 1 "$REPROSIGN" attestation verify "$vec/rebuild.43145cc9.link" --key "$vec/k-ed25519.pub" \
+    --product "$WORK/shim-unsigned_16.1-1_amd64.deb" --json
+
 # ---- every document against its schema and the convention ----
 for schema in "$SCHEMAS"/*.json; do
     name=$(basename "$schema" .json)
@@ -199,7 +208,7 @@ done
 # Every command that takes --json has a schema.
 for c in $("$REPROSIGN" --help | sed -n '/^commands:/,/^$/p' | awk 'NF > 1 {print $1}') "efi list"; do
     "$REPROSIGN" $c --help | grep -q -- '^  --json' || continue
-    case $c in token) s=token-list ;; service) s=service-status ;; log) s=log-verify ;; "efi list") s=efi-list ;; *) s=$c ;; esac
+    case $c in attestation) s=attestation-verify ;; token) s=token-list ;; service) s=service-status ;; log) s=log-verify ;; "efi list") s=efi-list ;; *) s=$c ;; esac
     check "$c --json has docs/schemas/$s.json" test -f "$SCHEMAS/$s.json"
 done
 

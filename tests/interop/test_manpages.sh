@@ -121,7 +121,7 @@ expect "reprosign sign $WORK/tree/fi" "$WORK/tree/file.efi"
 expect "reprosign sign --key $WORK/tree/fi" "$WORK/tree/file.efi"
 for c in $commands; do
     [ "$c" = efi ] && continue
-    case $c in service) verb=status ;; log) verb=verify ;; token) verb=list ;; *) verb= ;; esac
+    case $c in service) verb=status ;; log) verb=verify ;; attestation) verb=verify ;; token) verb=list ;; *) verb= ;; esac
     got=$(complete_words reprosign "$c" $verb --)
     for o in $(options_of "$c"); do
         [[ " $got " == *" $o "* ]] || fail "bash: $c -- does not offer $o"
