@@ -56,11 +56,11 @@ static int compute_fingerprint(rs_attest_key *key, rs_error *err)
     unsigned char *der = NULL;
     uint8_t fp[32];
     int len = i2d_PUBKEY(key->pkey, &der);
-    _cleanup_(rs_opensslp) void *owned = der;
 
     if (len <= 0)
         return rs_fail_ssl(err, "cannot encode the public key");
     rs_sha256(der, (size_t)len, fp);
+    OPENSSL_free(der);
     rs_hex(fp, sizeof(fp), key->fingerprint);
     return 0;
 }
