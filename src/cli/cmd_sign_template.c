@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "attest/rebuild_policy.h"
 #include "cli/cli.h"
 #include "cli/signer_args.h"
 #include "ops/ops.h"
@@ -22,6 +23,9 @@ static const struct option longopts[] = {
     { "jobs", required_argument, NULL, 'j' },
     { "hash", required_argument, NULL, 'H' },
     { "no-signing-time", no_argument, NULL, 'T' },
+    { "rebuilder", required_argument, NULL, 'R' },
+    { "attestations", required_argument, NULL, 'A' },
+    { "require-rebuilds", required_argument, NULL, 'K' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { 0 },
@@ -61,6 +65,15 @@ static const rs_optdoc sign_template_docs[] = {
     { "no-signing-time", NULL,
       "Leave the signingTime attribute out.",
       "signingTime from SOURCE_DATE_EPOCH, else the clock" },
+    { "rebuilder", "NAME=KEYFILE",
+      "A rebuilder whose attestations count, and one of its public keys (in-toto's JSON\n"
+      "or PEM); may repeat, also for more keys of one rebuilder.", NULL },
+    { "attestations", "DIR",
+      "Where the rebuilders' attestations are: DIR/NAME/PACKAGE_VERSION_ARCH.deb.*\n"
+      "(docs/rebuilds.md).", NULL },
+    { "require-rebuilds", "K",
+      "Sign only once K of the rebuilders attest each unsigned .deb's exact bytes.",
+      "no rebuilds required" },
     { "quiet", NULL,
       "Print neither progress nor the summary line on standard error.",
       NULL },
@@ -73,7 +86,8 @@ const rs_command cmd_sign_template = {
     .usage = "sign-template TEMPLATE --packages DIR (--key KEY [--pass SPEC] | --via SOCKET) --cert CERT\n"
              "                      --output OUTDIR [--trusted-cert-allowlist FILE] [--jobs N]\n"
              "                      [--module-key KEY] [--module-cert CERT] [--hash ALG]\n"
-             "                      [--no-signing-time] [--quiet]\n\n"
+             "                      [--no-signing-time] [--quiet]\n"
+             "                      [--rebuilder NAME=KEYFILE... --attestations DIR --require-rebuilds K]\n\n"
              "TEMPLATE is a template .deb, an unpacked template, or a files.json. DIR holds the\n"
              "unsigned binary packages as .deb files (read in place) or unpacked roots named\n"
              "after their package. Every listed file is checked before anything is signed.\n"
@@ -87,6 +101,10 @@ const rs_command cmd_sign_template = {
              "digest and name (for its log). The signatures are the same bytes a local key\n"
              "gives. --jobs then defaults to four per core (at most 64), so the service\n"
              "always has requests waiting.\n\n"
+             "--require-rebuilds signs nothing until K of the --rebuilder keys (counted by key,\n"
+             "not by name) have attested each unsigned .deb's SHA-256 under its pool file name\n"
+             "(in-toto links or DSSE statements, read from --attestations); a rebuilder that\n"
+             "attests another digest is a refusal (docs/rebuilds.md).\n\n"
              "--module-cert (and, without --via, --module-key) give linux-module files a key\n"
              "of their own, as the signing service does: one key, one purpose. Without them,\n"
              "--key and --cert sign every file.\n\n"
@@ -127,10 +145,14 @@ static int run(int argc, char **argv)
     const char *module_key = NULL, *module_cert = NULL;
     _cleanup_(cli_signer_close) cli_signer signer = { 0 };
     _cleanup_(cli_signer_close) cli_signer module_signer = { 0 };
+    _cleanup_(rs_rebuild_policy_free) rs_rebuild_policy rebuilds;
+    const char *attestations = NULL;
+    long required = 0;
     bool signing_time = true;
     rs_error err;
     int c, rc;
 
+    rs_rebuild_policy_init(&rebuilds);
     while ((c = cli_getopt(&cmd_sign_template, argc, argv, "h", longopts)) != -1) {
         switch (c) {
         case 'p': o.packages_dir = optarg; break;
@@ -152,6 +174,15 @@ static int run(int argc, char **argv)
         case 'H': hash = optarg; break;
         case 'T': signing_time = false; break;
         case 'q': quiet = true; break;
+        case 'R':
+            if (rs_rebuild_policy_add_spec(&rebuilds, optarg, &err) < 0)
+                return cli_fail(&err);
+            break;
+        case 'A': attestations = optarg; break;
+        case 'K':
+            if (!cli_parse_index(optarg, &required) || required < 1 || required > 64)
+                return cli_usage(&cmd_sign_template, "--require-rebuilds takes a number from 1 to 64");
+            break;
         case -2: return EXIT_OK;
         default: return EXIT_USAGE;
         }
@@ -161,6 +192,15 @@ static int run(int argc, char **argv)
     if (!o.packages_dir || !cert || !o.output_dir || !key == !via)
         return cli_usage(&cmd_sign_template, "--packages, --cert, --output and one of --key and --via are required");
     o.template_spec = argv[optind];
+    if ((rebuilds.n || attestations || required) && (!rebuilds.n || !attestations || !required))
+        return cli_usage(&cmd_sign_template, "--rebuilder, --attestations and --require-rebuilds go together");
+    if (required) {
+        rebuilds.required = (unsigned)required;
+        if (rs_rebuild_policy_open_dir(&rebuilds, attestations, &err) < 0 ||
+            rs_rebuild_policy_check(&rebuilds, &err) < 0)
+            return cli_fail(&err);
+        o.rebuilds = &rebuilds;
+    }
     if (rs_sign_options_init(&o.sign, hash, signing_time, &err) < 0)
         return cli_usage(&cmd_sign_template, "%s", err.msg);
     if (via && !o.jobs)

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "base/error.h"
@@ -57,6 +58,9 @@ typedef struct rs_pkgsource_ops {
      * itself; *fd = -1 where the source is read only as a stream. */
     int (*reopen)(const struct rs_pkgtree *t, const char *name, int *fd, rs_error *err);
     void (*close)(struct rs_pkgtree *t);
+    /* Optional: the SHA-256 of the container itself, the file rebuilders
+     * attest (a .deb); NULL where there is none (an unpacked root). */
+    int (*container_sha256)(const struct rs_pkgtree *t, uint8_t out[32], rs_error *err);
 } rs_pkgsource_ops;
 
 extern const rs_pkgsource_ops rs_pkgsource_dir;

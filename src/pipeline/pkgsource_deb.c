@@ -42,6 +42,7 @@ static int deb_open(rs_pkgtree *t, rs_error *err)
     t->name = TAKE_PTR(c.package);
     t->version = TAKE_PTR(c.version);
     t->source = TAKE_PTR(c.source);
+    t->architecture = TAKE_PTR(c.architecture);
     rs_deb_control_free(&c);
     return 0;
 }
@@ -176,6 +177,16 @@ static int deb_read_resolved(rs_pkgtree *t, const rs_pkg_wanted *w, unsigned job
     return rs_deb_stream(t->origin, wants, take, &r, err);
 }
 
+/* The .deb's own bytes: what a rebuilder attests. */
+static int deb_container_sha256(const rs_pkgtree *t, uint8_t out[32], rs_error *err)
+{
+    _cleanup_input_ rs_input in = { .fd = -1 };
+
+    if (rs_input_open(&in, t->origin, err) < 0 || rs_input_sha256(&in, out, err) < 0)
+        return rs_error_prefix(err, "%s", t->origin);
+    return 0;
+}
+
 const rs_pkgsource_ops rs_pkgsource_deb = {
     .kind = ".deb",
     .claims = deb_claims,
@@ -185,5 +196,6 @@ const rs_pkgsource_ops rs_pkgsource_deb = {
     .read_as_named = deb_read_as_named,
     .read_resolved = deb_read_resolved,
     .reopen = deb_reopen,
+    .container_sha256 = deb_container_sha256,
     .close = deb_close,
 };

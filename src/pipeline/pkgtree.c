@@ -104,6 +104,7 @@ void rs_pkgtree_free(rs_pkgtree *t)
     free(t->name);
     free(t->version);
     free(t->source);
+    free(t->architecture);
     free(t->origin);
     memset(t, 0, sizeof(*t));
 }

@@ -13,6 +13,7 @@ typedef struct rs_pkgtree {
     char *name;
     char *version;        /* NULL when unknown (an unpacked root without DEBIAN/control) */
     char *source;         /* its Source:, likewise */
+    char *architecture;   /* its Architecture:, likewise */
     char *origin;         /* the .deb or the directory */
     const rs_pkgsource_ops *ops;
     void *state;          /* the source's own (a directory's fd, a .deb's index) */

@@ -9,6 +9,7 @@
 #include "base/cleanup.h"
 #include "base/file.h"
 #include "pipeline/sign_job.h"
+#include "pipeline/sign_rebuilds.h"
 #include "pipeline/source_binding.h"
 
 /* An allowlist names a few certificates, one 64-character line each. */
@@ -78,9 +79,10 @@ static int choose_package(rs_sign_job *j, size_t p, rs_error *err)
     _cleanup_free_ char *pinned = NULL;
     const char *want = rs_template_wanted_version(&j->tpl, pkg->name, &pinned);
 
-    if (rs_pkgset_choose(&j->inputs, pkg->name, want, &j->trees[p], err) < 0)
+    if (rs_pkgset_choose(&j->inputs, pkg->name, want, &j->trees[p], err) < 0 ||
+        rs_check_source_binding(j->tpl.source, pkg->name, j->trees[p], &j->o->foreign_sources, err) < 0)
         return -1;
-    return rs_check_source_binding(j->tpl.source, pkg->name, j->trees[p], &j->o->foreign_sources, err);
+    return j->o->rebuilds ? rs_sign_require_rebuilds(j->o->rebuilds, j->trees[p], err) : 0;
 }
 
 char *rs_sign_item_sig_name(const rs_sign_item *it)

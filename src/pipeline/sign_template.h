@@ -28,6 +28,9 @@ typedef struct rs_sign_template_options {
     rs_image_signer *signers[RS_SIG_TYPES];
     rs_progress *progress;       /* NULL: none */
     rs_foreign_sources foreign_sources;   /* sources besides its own the template may sign */
+    /* NULL, or the rebuilds each unsigned package needs attested before
+     * anything is signed (attest/rebuild_policy.h). */
+    const struct rs_rebuild_policy *rebuilds;
 } rs_sign_template_options;
 
 int rs_sign_template(const rs_sign_template_options *o, rs_error *err);

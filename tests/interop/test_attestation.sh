@@ -120,4 +120,44 @@ json.dump(e,open(sys.argv[2],"w"))' env.json env-payload.json
 refuses "an envelope whose payload was changed: refused" "" $R attestation verify env-payload.json --key r-ed25519.pub
 refuses "an envelope checked with another key: refused" "" $R attestation verify env.json --key r-rsa.pub
 
+# ---- sign-template's precondition: k of n rebuilders, by key ----
+make_key db
+tpl=$(bash "$TESTS_DIR/tools/newest-deb.sh" "$FIXTURES/debs" shim-helpers-amd64-signed-template)
+mkdir -p att/alice att/bob att/carol
+cp "$link_ed25519" "att/alice/$shim.link"
+policy=(--rebuilder alice=r-ed25519.pub --rebuilder bob=r-rsa.pub --rebuilder carol=r-ecdsa.pub --attestations att)
+sign() {  # sign OUT [ARGS]: sign-template of shim's template from debs/
+    local out=$1; shift
+    $R sign-template "$tpl" --packages debs --key db.key --cert db.crt --no-signing-time --quiet --output "$out" "$@"
+}
+check "without a policy, the template signs (the twin)" sign plain
+refuses "2 of 3 required, only alice attested: not signed" held sign held "${policy[@]}" --require-rebuilds 2
+check "... naming who attested and who is missing" \
+    grep -q "$shim: 1 of the 2 rebuilds required are attested (by: alice; missing: bob, carol)" "$WORK/.err"
+cp "$link_rsa" "att/bob/$shim.link"
+check "2 of 3 required, alice and bob attested: signed" sign signed "${policy[@]}" --require-rebuilds 2
+check "... the very signatures signed without the policy" cmp plain/signatures.tar.gz signed/signatures.tar.gz
+refuses "3 of 3 required: not signed" held3 sign held3 "${policy[@]}" --require-rebuilds 3
+# carol rebuilt other bytes under the same name: a refusal, whatever k.
+mkdir -p carol-debs && cp "same-name/$shim" carol-debs/
+(cd carol-debs && in-toto-run -n rebuild -p "$shim" -k ../r-ecdsa -t ecdsa -d ../att/carol -- true rebuild >/dev/null 2>&1)
+mv att/carol/rebuild.*.link "att/carol/$shim.link"
+refuses "carol attests another digest: refused even with k met" refused sign refused "${policy[@]}" --require-rebuilds 1
+check "... saying carol disagrees, with both digests" \
+    grep -q "$shim: refused, never to be signed: rebuilder carol attests $shim as sha256:.*, but the .deb to be signed is sha256:" "$WORK/.err"
+rm "att/carol/$shim.link"
+# A file in alice's directory signed by bob's key counts for nobody.
+cp "$link_rsa" "att/alice/$shim.link"
+refuses "alice's directory holding bob's attestation: alice has not attested" held-b sign held-b "${policy[@]}" --require-rebuilds 2
+cp "$link_ed25519" "att/alice/$shim.link"
+refuses "two rebuilder names for one key: refused" "" sign twice --rebuilder alice=r-ed25519.pub \
+    --rebuilder alias=r-ed25519.pem --attestations att --require-rebuilds 2
+check "... naming both" grep -q "rebuilders alice and alias have the same key" "$WORK/.err"
+ln -s ../att/alice att/dave
+refuses "a rebuilder's directory that is a symlink: not read" held-d sign held-d --rebuilder dave=r-ed25519.pub \
+    --attestations att --require-rebuilds 1
+rm att/dave
+refuses "an unpacked root cannot be attested" "" $R sign-template "$tpl" --packages "$FIXTURES/root" --key db.key \
+    --cert db.crt --output unpacked "${policy[@]}" --require-rebuilds 1
+
 finish
