@@ -9,8 +9,10 @@
 
 #include "attest/attestation.h"
 #include "attest/canonical.h"
+#include "attest/rebuild_policy.h"
 #include "attest_vectors.h"
 #include "base/json_values.h"
+#include "crypto/ossl.h"
 #include "harness.h"
 
 static int load_key(const char *text, rs_attest_key *k)
@@ -210,6 +212,70 @@ static void keys(void)
     free(wrong);
 }
 
+/* The policy over a directory laid out as docs/rebuilds.md says, with
+ * in-toto's own links: k of n counted by rebuilder, a rebuilder's file
+ * checked with its own keys only, another digest a refusal, two names
+ * for one key refused. */
+static void policy(void)
+{
+    char dir[] = "/tmp/test_attestation.XXXXXX";
+    const char *pool = "shim-unsigned_16.1-1_amd64.deb";
+    uint8_t sha[32], other[32];
+    rs_rebuild_policy p;
+    rs_error err;
+
+    if (!mkdtemp(dir))
+        abort();
+    harness_mkdir(dir, "keys");
+    harness_mkdir(dir, "att");
+    harness_mkdir(dir, "att/alice");
+    harness_mkdir(dir, "att/bob");
+    harness_mkdir(dir, "att/carol");
+    harness_put(dir, "keys/ed.json", VECTOR_KEY_ED25519);
+    harness_put(dir, "keys/rsa.pem", VECTOR_KEY_RSA);
+    harness_put(dir, "keys/ec.json", VECTOR_KEY_ECDSA);
+    harness_put(dir, "att/alice/shim-unsigned_16.1-1_amd64.deb.link", VECTOR_LINK_ED25519);
+    harness_put(dir, "att/bob/shim-unsigned_16.1-1_amd64.deb.link", VECTOR_LINK_ECDSA);   /* carol's key */
+    harness_put(dir, "att/carol/other_1_amd64.deb.link", VECTOR_LINK_ECDSA);
+    rs_sha256(VECTOR_PRODUCT, strlen(VECTOR_PRODUCT), sha);
+    memcpy(other, sha, sizeof(other));
+    other[0] ^= 1;
+
+    rs_rebuild_policy_init(&p);
+    CHECK(rs_rebuild_policy_add_key(&p, "alice", harness_path(dir, "keys/ed.json"), &err) == 0);
+    CHECK(rs_rebuild_policy_add_key(&p, "bob", harness_path(dir, "keys/rsa.pem"), &err) == 0);
+    CHECK(rs_rebuild_policy_add_key(&p, "carol", harness_path(dir, "keys/ec.json"), &err) == 0);
+    CHECK(rs_rebuild_policy_open_dir(&p, harness_path(dir, "att"), &err) == 0);
+    p.required = 1;
+    CHECK(rs_rebuild_policy_check(&p, &err) == 0);
+    CHECK(rs_rebuild_require(&p, pool, sha, &err) == 0);
+    p.required = 2;   /* bob's directory holds carol's link; carol's names another package */
+    CHECK(rs_rebuild_require(&p, pool, sha, &err) < 0 && err.transient &&
+          strstr(err.msg, "1 of the 2 rebuilds required are attested (by: alice; missing: bob, carol)"));
+    harness_put(dir, "att/carol/shim-unsigned_16.1-1_amd64.deb.intoto.json", VECTOR_LINK_ECDSA);
+    CHECK(rs_rebuild_require(&p, pool, sha, &err) == 0);
+    /* The .deb about to be signed is not what they rebuilt: refused. */
+    p.required = 1;
+    CHECK(rs_rebuild_require(&p, pool, other, &err) < 0 && !err.transient &&
+          strstr(err.msg, "refused, never to be signed: rebuilder"));
+    rs_rebuild_policy_free(&p);
+
+    rs_rebuild_policy_init(&p);
+    CHECK(rs_rebuild_policy_add_spec(&p, "alice=", &err) < 0 && strstr(err.msg, "NAME=KEYFILE"));
+    CHECK(rs_rebuild_policy_add_spec(&p, "../x=y", &err) < 0 && strstr(err.msg, "is not 1 to 64"));
+    char spec[256];
+    snprintf(spec, sizeof(spec), "alias=%s", harness_path(dir, "keys/ed.json"));
+    CHECK(rs_rebuild_policy_add_key(&p, "alice", harness_path(dir, "keys/ed.json"), &err) == 0);
+    CHECK(rs_rebuild_policy_add_spec(&p, spec, &err) == 0);
+    CHECK(rs_rebuild_policy_open_dir(&p, harness_path(dir, "att"), &err) == 0);
+    p.required = 1;
+    CHECK(rs_rebuild_policy_check(&p, &err) < 0 && strstr(err.msg, "have the same key"));
+    rs_rebuild_policy_free(&p);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
     in_totos_links();
@@ -217,5 +283,6 @@ int main(void)
     refusals();
     products();
     keys();
+    policy();
     return harness_finish("test_attestation");
 }
