@@ -150,6 +150,52 @@ service unknown "" "$(request x hello-signed-template hello nowhere)"
 check "a request for a suite whose identity cannot be read is held (and fails)" \
     test "$(status_of "$WORK/unknown-state" "$hello")" = "failed embargoed"
 
+# ---- embargo on every read: an alias swapped before a retry ----
+# swapped NAME SUITE: a copy of the archive with the alias dists/moving ->
+# SUITE, whose Packages is hidden, so that NAME's first pass over a request
+# for moving fails for now.
+swapped() {
+    cp -r "$repo" "$WORK/repo-$1" && ln -s "$2" "$WORK/repo-$1/dists/moving"
+    mv "$WORK/repo-$1/dists/$2/main/binary-amd64/Packages" "$WORK/repo-$1/Packages.away"
+    REPO=$WORK/repo-$1 service "$1" "" "$(request x hello-signed-template hello moving)"
+}
+# retry_now NAME [SUITE]: its Packages back (in SUITE), the alias on SUITE, the retry due, a pass.
+retry_now() {
+    local dists=$WORK/repo-$1/dists suite=${2:-$(readlink "$WORK/repo-$1/dists/moving")}
+    mv "$WORK/repo-$1/Packages.away" "$dists/$(readlink "$dists/moving")/main/binary-amd64/Packages"
+    ln -sfn "$suite" "$dists/moving"
+    python3 -c "
+import sqlite3; db = sqlite3.connect('$WORK/$1-state/state.db')
+db.execute(\"UPDATE requests SET retry_at = 1 WHERE failure = 'transient'\")
+db.execute('UPDATE requests SET arrived = ?1', ($(arrived_of "$WORK/good-state"),)); db.commit()"
+    svc run --state "$WORK/$1-state" --once >"$WORK/$1.retry" 2>&1
+}
+arrived_of() { python3 -c "import sqlite3; print(sqlite3.connect('$1/state.db').execute('SELECT arrived FROM requests').fetchone()[0])"; }
+swapped swap bookworm
+check "an alias on bookworm whose Packages is hidden: the first pass fails for now, not embargoed" \
+    test "$(status_of "$WORK/swap-state" "$hello")" = failed
+retry_now swap bookworm-embargoed
+check "the alias repointed at bookworm-embargoed before the retry: the retry refuses it" \
+    test "$(status_of "$WORK/swap-state" "$hello")" = failed
+check "... and nothing is published" test -z "$(ls -A "$WORK/swap-out")"
+check "... naming the suite as taken in and as read now" grep -q \
+    "dists/moving is now bookworm-embargoed (Suite: bookworm-embargoed, Codename: bookworm-embargoed), not bookworm (Suite: bookworm, Codename: bookworm) as when it was taken in" \
+    <(failure_of "$WORK/swap-state" "$hello")
+check "... refused for good: no retry time" bash -c "'$REPROSIGN' service status --state '$WORK/swap-state' --json |
+    python3 -c \"import json, sys; r = json.load(sys.stdin)['requests'][0]; assert r['failure'] == 'refused' and 'retry_at' not in r, r\""
+# The twins: the same failure and retry with no swap.
+swapped twin bookworm
+retry_now twin
+check "a retry after a transient failure on the same suite signs and publishes" \
+    test "$(status_of "$WORK/twin-state" "$hello")" = published
+check "... the very bytes of a first-pass signing at the same time" bash -c "
+    cd '$WORK/good-out/$hello' && for f in *; do cmp \"\$f\" '$WORK/twin-out/$hello/'\"\$f\" || exit; done &&
+    [ \"\$(ls '$WORK/twin-out/$hello')\" = \"\$(ls)\" ]"
+swapped twin-emb bookworm-embargoed
+retry_now twin-emb
+check "a retry after a transient failure on an embargoed suite signs and holds it" \
+    test "$(status_of "$WORK/twin-emb-state" "$hello")" = "held embargoed"
+
 # ---- freshness ----
 service old "" "$(request x hello-signed-template hello old)"
 check "a Release dated 40 days ago is refused (max_age_days 30)" test "$(status_of "$WORK/old-state" "$hello")" = "failed embargoed"

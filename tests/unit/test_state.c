@@ -77,8 +77,8 @@ static void test_add_and_list(rs_state *s)
 
     requests(&a, first, 2);
     requests(&b, second, 2);
-    CHECK(rs_state_add(s, &a, none, 1000, &added, &err) == 0 && added == 2);
-    CHECK(rs_state_add(s, &b, embargo, 2000, &added, &err) == 0 && added == 1);
+    CHECK(rs_state_add(s, &a, none, NULL, 1000, &added, &err) == 0 && added == 2);
+    CHECK(rs_state_add(s, &b, embargo, NULL, 2000, &added, &err) == 0 && added == 1);
     CHECK(rs_state_list(s, -1, &rows, &n, &err) == 0 && n == 3);
     CHECK(n == 3 && !strcmp(rows[0].req.version, "15.8-1") && !strcmp(rows[2].req.version, "15.8-3"));
     CHECK(n == 3 && rows[1].arrived == 1000 && rows[2].arrived == 2000 && rows[2].req.embargoed);
