@@ -191,6 +191,18 @@ check "a retry after a transient failure on the same suite signs and publishes" 
 check "... the very bytes of a first-pass signing at the same time" bash -c "
     cd '$WORK/good-out/$hello' && for f in *; do cmp \"\$f\" '$WORK/twin-out/$hello/'\"\$f\" || exit; done &&
     [ \"\$(ls '$WORK/twin-out/$hello')\" = \"\$(ls)\" ]"
+# A request taken in by a service from before the identity was recorded:
+# its state made old again (the columns dropped), the same swap is held,
+# embargo decided from what the retry read.
+swapped legacy bookworm
+python3 -c "
+import sqlite3; db = sqlite3.connect('$WORK/legacy-state/state.db')
+for c in ('archive_dir', 'archive_suite', 'archive_codename'): db.execute('ALTER TABLE requests DROP COLUMN ' + c)
+db.commit()"
+retry_now legacy bookworm-embargoed
+check "a request of an older state, its alias repointed at bookworm-embargoed before the retry, is held" \
+    test "$(status_of "$WORK/legacy-state" "$hello")" = "held embargoed"
+check "... and nothing is published" test -z "$(ls -A "$WORK/legacy-out")"
 swapped twin-emb bookworm-embargoed
 retry_now twin-emb
 check "a retry after a transient failure on an embargoed suite signs and holds it" \
