@@ -6,6 +6,9 @@
 # built by dpkg-deb around a synthetic EFI image, indices written by hand.
 # test_service_custody.sh reproduces the same attacks on Debian's own shim.
 # - embargo by identity: an alias in dists/, a Release naming the suite;
+# - embargo on every read: an alias repointed between a transient failure
+#   and its retry is refused, and its twins (the same retry on one suite)
+#   sign as a first pass would;
 # - freshness: a Release past its Valid-Until or older than max_age_days,
 #   and (with gpg) an export signed too long ago;
 # - hashes down the tree: a .deb or an index that is not what the file
