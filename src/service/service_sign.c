@@ -125,8 +125,10 @@ static int fetch(rs_service *s, archive_view *v, const char *package, const char
         rc = -1;
     else if (rc < 0)
         *err = found;
-    if (rc < 0)
+    if (rc < 0) {
+        rs_repo_package_free(&p);
         return -1;
+    }
     if (!dest && !(path = rs_path_join(dest_dir, strrchr(p.filename, '/') ? strrchr(p.filename, '/') + 1 : p.filename)))
         rc = rs_fail(err, "out of memory");
     else
