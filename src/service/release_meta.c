@@ -1,5 +1,6 @@
 #include "service/release_meta.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,4 +71,32 @@ int rs_release_meta_check_fresh(const rs_release_meta *m, time_t now, time_t max
     if (max_age && !m->date)
         return rs_fail(err, "it has no Date, so its age cannot be checked");
     return 0;
+}
+
+void rs_suite_identity_free(rs_suite_identity *id)
+{
+    free(id->dir);
+    free(id->suite);
+    free(id->codename);
+    memset(id, 0, sizeof(*id));
+}
+
+static bool same(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+bool rs_suite_identity_equal(const rs_suite_identity *a, const rs_suite_identity *b)
+{
+    return same(a->dir, b->dir) && same(a->suite, b->suite) && same(a->codename, b->codename);
+}
+
+char *rs_suite_identity_describe(const rs_suite_identity *id)
+{
+    char *s = NULL;
+
+    if (asprintf(&s, "%s (Suite: %s, Codename: %s)", id->dir ? id->dir : "unknown", id->suite ? id->suite : "none",
+                 id->codename ? id->codename : "none") < 0)
+        return NULL;
+    return s;
 }

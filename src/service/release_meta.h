@@ -1,7 +1,9 @@
 /* What a Release file says of itself: when it was made, until when it is
- * valid, and which suite it is. A signed Release replayed from months ago
- * verifies as well as today's, so its age is checked too; and a suite is
- * known by these names, not by the spelling a request used (an alias such
+ * valid, and which suite it is (release_meta.c also holds the helpers of
+ * repo.h's rs_suite_identity, those names with the directory they were
+ * read from). A signed Release replayed from months ago verifies as well
+ * as today's, so its age is checked too; and a suite is known by these
+ * names, not by the spelling a request used (an alias such
  * as stable-embargoed, a symlink in dists/, is the same suite). */
 #ifndef RS_RELEASE_META_H
 #define RS_RELEASE_META_H

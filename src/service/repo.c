@@ -31,16 +31,39 @@ static int reachable(const char *path, rs_error *err)
     return rs_fail_transient(err, RS_TRANSIENT_IO, "%s: %s (the archive is unreachable or incomplete)", path, strerror(errno));
 }
 
-/* The suite's Release, verified when a keyring is set, and fresh. */
-static int read_verified_release(const rs_repo *r, const char *suite, rs_bytes *text, rs_release_meta *meta,
+/* The name in dists/ that dists/<suite> resolves to: an alias resolves to
+ * a suite beside it, or it names nothing. Resolved once a read, and the
+ * rest of that read goes by the resolved name, so an alias repointed
+ * meanwhile cannot mix two suites into one read. */
+static int resolve_suite(const rs_repo *r, const char *suite, char **dir, rs_error *err)
+{
+    _cleanup_free_ char *dists = NULL, *link = NULL, *real_dists = NULL, *real = NULL;
+    size_t n;
+
+    *dir = NULL;
+    if (!rs_valid_suite(suite))
+        return rs_fail(err, "'%s' is not a valid suite name", suite);
+    if (!(dists = rs_path_join(r->root, "dists")) || !(link = rs_path_join(dists, suite)))
+        return rs_fail(err, "out of memory");
+    if (!(real_dists = realpath(dists, NULL)) || !(real = realpath(link, NULL)))
+        return rs_fail_transient(err, RS_TRANSIENT_IO, "%s: %s (the archive is unreachable or incomplete)", link,
+                                 strerror(errno));
+    n = strlen(real_dists);
+    if (strncmp(real, real_dists, n) || real[n] != '/' || strchr(real + n + 1, '/') || !rs_valid_suite(real + n + 1))
+        return rs_fail(err, "%s: resolves to %s, outside %s", link, real, real_dists);
+    if (!(*dir = strdup(real + n + 1)))
+        return rs_fail(err, "out of memory");
+    return 0;
+}
+
+/* The Release of dists/<dir>, verified when a keyring is set, and fresh. */
+static int read_verified_release(const rs_repo *r, const char *dir, rs_bytes *text, rs_release_meta *meta,
                                  rs_error *err)
 {
     _cleanup_free_ char *path = NULL, *sig_path = NULL;
     _cleanup_bytes_ rs_bytes sig = { 0 };
 
-    if (!rs_valid_suite(suite))
-        return rs_fail(err, "'%s' is not a valid suite name", suite);
-    if (asprintf(&path, "%s/dists/%s/Release", r->root, suite) < 0 || asprintf(&sig_path, "%s.gpg", path) < 0)
+    if (asprintf(&path, "%s/dists/%s/Release", r->root, dir) < 0 || asprintf(&sig_path, "%s.gpg", path) < 0)
         return rs_fail(err, "out of memory");
     if (reachable(path, err) < 0)
         return -1;
@@ -56,49 +79,39 @@ static int read_verified_release(const rs_repo *r, const char *suite, rs_bytes *
     return 0;
 }
 
-static int read_release(const rs_repo *r, const char *suite, rs_release_file **files, size_t *n, rs_error *err)
+/* The suite's verified Release, and who the suite is by it. */
+static int read_suite(const rs_repo *r, const char *suite, rs_bytes *text, rs_suite_identity *id, rs_error *err)
 {
-    _cleanup_bytes_ rs_bytes text = { 0 };
     rs_release_meta meta = { 0 };
-    int rc = read_verified_release(r, suite, &text, &meta, err);
+    int rc;
 
+    memset(id, 0, sizeof(*id));
+    if (resolve_suite(r, suite, &id->dir, err) < 0)
+        return -1;
+    rc = read_verified_release(r, id->dir, text, &meta, err);
+    id->suite = TAKE_PTR(meta.suite);
+    id->codename = TAKE_PTR(meta.codename);
     rs_release_meta_free(&meta);
-    if (rc == 0 && rs_release_parse((const char *)text.data, text.len, files, n, err) < 0)
-        return rs_error_prefix(err, "%s/dists/%s/Release", r->root, suite);
+    if (rc < 0)
+        rs_suite_identity_free(id);
     return rc;
 }
 
-int rs_repo_suite_identity(const rs_repo *r, const char *suite, rs_release_meta *meta, char **dir_name,
-                           rs_error *err)
+int rs_repo_suite_identity(const rs_repo *r, const char *suite, rs_suite_identity *id, rs_error *err)
 {
     _cleanup_bytes_ rs_bytes text = { 0 };
-    _cleanup_free_ char *dists = NULL, *link = NULL, *real_dists = NULL, *real = NULL;
-    size_t n;
 
-    *dir_name = NULL;
-    if (read_verified_release(r, suite, &text, meta, err) < 0)
-        return -1;
-    if (!(dists = rs_path_join(r->root, "dists")) || !(link = rs_path_join(dists, suite)))
-        return rs_fail(err, "out of memory");
-    if (!(real_dists = realpath(dists, NULL)) || !(real = realpath(link, NULL)))
-        return rs_fail(err, "%s: %s", link, strerror(errno));
-    n = strlen(real_dists);
-    /* An alias resolves to a suite beside it, or it names nothing. */
-    if (strncmp(real, real_dists, n) || real[n] != '/' || strchr(real + n + 1, '/') || !rs_valid_suite(real + n + 1))
-        return rs_fail(err, "%s: resolves to %s, outside %s", link, real, real_dists);
-    if (!(*dir_name = strdup(real + n + 1)))
-        return rs_fail(err, "out of memory");
-    return 0;
+    return read_suite(r, suite, &text, id, err);
 }
 
 /* Searches an index the Release file lists, refusing it unless its size
  * and hash are the ones listed. */
-static int search_index(const rs_repo *r, const char *suite, const rs_release_file *f, const char *package,
+static int search_index(const rs_repo *r, const char *dir, const rs_release_file *f, const char *package,
                         const char *version, const char *arch, rs_repo_package *out, bool *found, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
 
-    if (asprintf(&path, "%s/dists/%s/%s", r->root, suite, f->path) < 0)
+    if (asprintf(&path, "%s/dists/%s/%s", r->root, dir, f->path) < 0)
         return rs_fail(err, "out of memory");
     if (reachable(path, err) < 0)
         return -1;
@@ -120,30 +133,31 @@ static bool is_packages_for(const char *path, const char *arch)
 }
 
 int rs_repo_find(const rs_repo *r, const char *suite, const char *arch, const char *package, const char *version,
-                 rs_repo_package *out, rs_error *err)
+                 rs_repo_package *out, rs_suite_identity *seen, rs_error *err)
 {
+    _cleanup_bytes_ rs_bytes text = { 0 };
     rs_release_file *files = NULL;
     size_t n = 0;
     bool found = false, any = false;
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = read_release(r, suite, &files, &n, err)) < 0)
+    if (read_suite(r, suite, &text, seen, err) < 0)
         return -1;
+    if ((rc = rs_release_parse((const char *)text.data, text.len, &files, &n, err)) < 0)
+        rs_error_prefix(err, "%s/dists/%s/Release", r->root, seen->dir);
     for (size_t i = 0; rc == 0 && !found && i < n; i++) {
         if (!is_packages_for(files[i].path, arch))
             continue;
         any = true;
-        rc = search_index(r, suite, &files[i], package, version, arch, out, &found, err);
+        rc = search_index(r, seen->dir, &files[i], package, version, arch, out, &found, err);
     }
     rs_release_files_free(files, n);
-    if (rc < 0)
-        return -1;
-    if (!any)
-        return rs_fail(err, "suite %s has no uncompressed Packages index for %s", suite, arch);
-    if (!found)
-        return rs_fail(err, "%s %s (%s) is not in suite %s", package, version, arch, suite);
-    return 0;
+    if (rc == 0 && !any)
+        rc = rs_fail(err, "suite %s has no uncompressed Packages index for %s", suite, arch);
+    else if (rc == 0 && !found)
+        rc = rs_fail(err, "%s %s (%s) is not in suite %s", package, version, arch, suite);
+    return rc;
 }
 
 static void hash_chunk(void *md, const uint8_t *data, size_t len)

@@ -50,14 +50,28 @@ typedef struct rs_repo {
     time_t max_age;          /* a Release older than this is refused; 0: any age */
 } rs_repo;
 
-/* Finds package at exactly version, built for arch or "all", in suite. */
+/* Who a suite is, whatever a request called it: the directory
+ * dists/<suite> resolves to, a name beside it in dists/, and the Suite:
+ * and Codename: of the (verified) Release read there. */
+typedef struct rs_suite_identity {
+    char *dir;
+    char *suite;             /* NULL when the Release has none */
+    char *codename;          /* NULL when the Release has none */
+} rs_suite_identity;
+
+void rs_suite_identity_free(rs_suite_identity *id);
+bool rs_suite_identity_equal(const rs_suite_identity *a, const rs_suite_identity *b);
+/* "DIR (Suite: S, Codename: C)", for an error; NULL when out of memory. */
+char *rs_suite_identity_describe(const rs_suite_identity *id);
+
+/* Finds package at exactly version, built for arch or "all", in suite.
+ * dists/<suite> is resolved once, and the Release and index are read
+ * from what it resolved to; *seen is who that suite is, set (and the
+ * caller's to free) whenever its Release was read, even if what follows
+ * fails. */
 int rs_repo_find(const rs_repo *r, const char *suite, const char *arch, const char *package, const char *version,
-                 rs_repo_package *out, rs_error *err);
-/* Who a suite is, whatever a request called it: the Release's names and
- * the directory dists/<suite> resolves to (*dir_name). */
-struct rs_release_meta;
-int rs_repo_suite_identity(const rs_repo *r, const char *suite, struct rs_release_meta *meta, char **dir_name,
-                           rs_error *err);
+                 rs_repo_package *out, rs_suite_identity *seen, rs_error *err);
+int rs_repo_suite_identity(const rs_repo *r, const char *suite, rs_suite_identity *id, rs_error *err);
 /* Copies the .deb to dest, checking its size and SHA-256 on the way. */
 int rs_repo_fetch(const rs_repo *r, const rs_repo_package *p, const char *dest, rs_error *err);
 

@@ -13,7 +13,6 @@
 #include "crypto/ossl.h"
 #include "service/config.h"
 #include "service/gpgv.h"
-#include "service/release_meta.h"
 #include "service/repo.h"
 #include "service/requests.h"
 #include "service/state.h"
@@ -32,24 +31,44 @@ rs_repo svc_archive(const rs_service *s)
 
 /* Embargo goes by who a suite is, not by how the request spells it: its
  * suite, its codename, the directory dists/<suite> resolves to, and the
- * Release's own Suite: and Codename:. A suite whose identity cannot be
- * read is held: a request is never published by mistake. */
-static bool suite_embargoed(rs_service *s, const rs_request *r)
+ * Release's own Suite: and Codename:. Decided again on every read of the
+ * archive (service_sign.c), from the identity that read saw. */
+bool svc_embargoed(const rs_service *s, const rs_request *r, const rs_suite_identity *id)
+{
+    const rs_service_config *c = &s->cfg;
+
+    return rs_service_config_embargoed(c, r->suite) || rs_service_config_embargoed(c, r->codename) ||
+           (id->dir && rs_service_config_embargoed(c, id->dir)) ||
+           (id->suite && rs_service_config_embargoed(c, id->suite)) ||
+           (id->codename && rs_service_config_embargoed(c, id->codename));
+}
+
+/* Who r's suite is now, into *id, and whether it is embargoed. A suite
+ * whose identity cannot be read is held: a request is never published by
+ * mistake. */
+static bool suite_embargoed(rs_service *s, const rs_request *r, rs_suite_identity *id)
 {
     rs_repo repo = svc_archive(s);
-    rs_release_meta meta = { 0 };
-    _cleanup_free_ char *dir = NULL;
     rs_error ignored;
-    bool held;
 
-    if (rs_service_config_embargoed(&s->cfg, r->suite) || rs_service_config_embargoed(&s->cfg, r->codename))
+    if (rs_repo_suite_identity(&repo, r->suite, id, &ignored) < 0)
         return true;
-    held = rs_repo_suite_identity(&repo, r->suite, &meta, &dir, &ignored) < 0 ||
-           rs_service_config_embargoed(&s->cfg, dir) ||
-           (meta.suite && rs_service_config_embargoed(&s->cfg, meta.suite)) ||
-           (meta.codename && rs_service_config_embargoed(&s->cfg, meta.codename));
-    rs_release_meta_free(&meta);
-    return held;
+    return svc_embargoed(s, r, id);
+}
+
+static int copy_identity(const rs_suite_identity *from, rs_suite_identity *to)
+{
+    if ((from->dir && !(to->dir = strdup(from->dir))) || (from->suite && !(to->suite = strdup(from->suite))) ||
+        (from->codename && !(to->codename = strdup(from->codename))))
+        return -1;
+    return 0;
+}
+
+static void identities_free(rs_suite_identity *ids, size_t n)
+{
+    for (size_t i = 0; ids && i < n; i++)
+        rs_suite_identity_free(&ids[i]);
+    free(ids);
 }
 
 static int read_requests(rs_service *s, rs_request_list *l, bool *present, rs_error *err)
@@ -79,29 +98,33 @@ int svc_ingest(rs_service *s, rs_error *err)
 {
     rs_request_list l = { 0 };
     _cleanup_free_ bool *embargoed = NULL, *held = NULL;
+    rs_suite_identity *ids = NULL;
     size_t added = 0;
-    bool present;
+    bool present, oom;
     int rc;
 
     if (read_requests(s, &l, &present, err) < 0 || !present)
         return present ? -1 : 0;
     embargoed = calloc(l.n + 1, sizeof(bool));
     held = calloc(l.n + 1, sizeof(bool));
-    /* One look at each suite a pass, however many requests name it. */
-    for (size_t i = 0; embargoed && held && i < l.n; i++) {
+    ids = calloc(l.n + 1, sizeof(*ids));
+    oom = !embargoed || !held || !ids;
+    /* One look at each suite a pass, however many requests name it; who
+     * it was is recorded with each request, for every later read to be
+     * compared with (service_sign.c). */
+    for (size_t i = 0; !oom && i < l.n; i++) {
         size_t k = 0;
 
         while (k < i && (strcmp(l.items[k].suite, l.items[i].suite) || strcmp(l.items[k].codename, l.items[i].codename)))
             k++;
-        held[i] = k < i ? held[k] : suite_embargoed(s, &l.items[i]);
+        held[i] = k < i ? held[k] : suite_embargoed(s, &l.items[i], &ids[i]);
+        oom = k < i && copy_identity(&ids[k], &ids[i]) < 0;
         embargoed[i] = l.items[i].embargoed || held[i];
     }
-    if (!held)
-        embargoed = (free(embargoed), NULL);
-    rc = embargoed ? rs_state_add(s->state, &l, embargoed, (int64_t)time(NULL), &added, err)
-                   : rs_fail(err, "out of memory");
+    rc = oom ? rs_fail(err, "out of memory") : rs_state_add(s->state, &l, embargoed, ids, (int64_t)time(NULL), &added, err);
     if (rc == 0 && added)
         note(s, "%zu new signing request(s)", added);
+    identities_free(ids, l.n);
     rs_request_list_free(&l);
     return rc;
 }

@@ -49,6 +49,9 @@ typedef struct stage {
 int svc_file_sha256(const char *path, char hex[65], uint64_t *size, rs_error *err);
 /* The archive as the configuration names it, with its age limit. */
 rs_repo svc_archive(const rs_service *s);
+/* Whether r is embargoed, by its names and by who its suite was seen to
+ * be (id's members may be NULL). */
+bool svc_embargoed(const rs_service *s, const rs_request *r, const rs_suite_identity *id);
 /* Reads requests.json and records the new requests. */
 int svc_ingest(rs_service *s, rs_error *err);
 int svc_stage_paths(rs_service *s, const char *id, stage *g, rs_error *err);

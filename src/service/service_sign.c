@@ -75,16 +75,60 @@ static void remove_attempts(const stage *g)
     free(names);
 }
 
-static int fetch(rs_service *s, const rs_request *r, const char *package, const char *version, const char *dest_dir,
+/* What one attempt has seen of the archive: whether a read found the
+ * request's suite embargoed, and, for a request from a state older than
+ * the recorded identity, who its suite was at this attempt's first read. */
+typedef struct archive_view {
+    const rs_state_row *row;
+    rs_suite_identity first;
+    bool embargoed;
+} archive_view;
+
+/* Each read of the archive is judged by the identity it saw: a suite that
+ * is not who it was when the request was taken in (an alias repointed
+ * between a failure and its retry) is refused for good, and embargo is
+ * decided again, so a read of an embargoed suite is held whatever intake
+ * said. seen is taken over or freed. */
+static int judge_read(rs_service *s, archive_view *v, rs_suite_identity *seen, rs_error *err)
+{
+    const rs_suite_identity *was = v->row->archive.dir ? &v->row->archive : &v->first;
+    _cleanup_free_ char *then = NULL, *now = NULL;
+    int rc = 0;
+
+    if (!seen->dir)
+        return 0;
+    if (!was->dir)
+        v->first = *seen, *seen = (rs_suite_identity){ 0 };
+    else if (!rs_suite_identity_equal(was, seen))
+        rc = !(then = rs_suite_identity_describe(was)) || !(now = rs_suite_identity_describe(seen))
+                 ? rs_fail(err, "out of memory")
+                 : rs_fail(err, "dists/%s is now %s, not %s as %s; refusing it (an alias repointed?)",
+                           v->row->req.suite, now, then, v->row->archive.dir ? "when it was taken in" : "at first read");
+    v->embargoed |= rc == 0 && svc_embargoed(s, &v->row->req, was);
+    rs_suite_identity_free(seen);
+    return rc;
+}
+
+static int fetch(rs_service *s, archive_view *v, const char *package, const char *version, const char *dest_dir,
                  const char *dest, rs_error *err)
 {
+    const rs_request *r = &v->row->req;
     rs_repo repo = svc_archive(s);
     rs_repo_package p;
+    rs_suite_identity seen = { 0 };
     _cleanup_free_ char *path = NULL;
-    int rc;
+    rs_error found;
+    int rc = rs_repo_find(&repo, r->suite, r->architecture, package, version, &p, &seen, &found);
 
-    if (rs_repo_find(&repo, r->suite, r->architecture, package, version, &p, err) < 0)
+    /* A changed suite is refused even if the read failed too. */
+    if (judge_read(s, v, &seen, err) < 0)
+        rc = -1;
+    else if (rc < 0)
+        *err = found;
+    if (rc < 0) {
+        rs_repo_package_free(&p);
         return -1;
+    }
     if (!dest && !(path = rs_path_join(dest_dir, strrchr(p.filename, '/') ? strrchr(p.filename, '/') + 1 : p.filename)))
         rc = rs_fail(err, "out of memory");
     else
@@ -94,8 +138,9 @@ static int fetch(rs_service *s, const rs_request *r, const char *package, const 
 }
 
 /* The unsigned packages the template names, at the versions it pins. */
-static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_error *err)
+static int fetch_inputs(rs_service *s, archive_view *v, const stage *g, rs_error *err)
 {
+    const rs_request *r = &v->row->req;
     rs_template tpl = { 0 };
     bool used[RS_SIG_TYPES] = { false };
     int rc;
@@ -120,7 +165,7 @@ static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_e
         if (!want)
             rc = rs_fail(err, "the template does not say which version of %s it was built against", p->name);
         else
-            rc = fetch(s, r, p->name, want, g->debs, NULL, err);
+            rc = fetch(s, v, p->name, want, g->debs, NULL, err);
     }
     rs_template_free(&tpl);
     if (rc < 0)
@@ -253,12 +298,19 @@ static void record_signatures(rs_service *s, const rs_state_row *row, const json
     rs_metrics_latency(&s->metrics, RS_FACE_ARCHIVE, rs_metrics_since(started));
 }
 
+static void archive_view_free(archive_view *v)
+{
+    rs_suite_identity_free(&v->first);
+}
+
 int svc_sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
 {
+    _cleanup_(archive_view_free) archive_view v = { .row = row };
     _cleanup_(svc_stage_free) stage g;
     _cleanup_free_ char *manifest = NULL, *outputs_text = NULL, *entries_text = NULL;
     json_auto_t *entries = NULL, *outputs = NULL;
     struct timespec started;
+    bool held;
 
     clock_gettime(CLOCK_MONOTONIC, &started);
     if (svc_stage_paths(s, row->req.id, &g, err) < 0)
@@ -267,8 +319,8 @@ int svc_sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
     remove_attempts(&g);
     if (stage_attempt(&g, err) < 0)
         return -1;
-    if (fetch(s, &row->req, row->req.package, row->req.version, NULL, g.template_deb, err) < 0 ||
-        fetch_inputs(s, &row->req, &g, err) < 0 || run_pipeline(s, row, &g, err) < 0)
+    if (fetch(s, &v, row->req.package, row->req.version, NULL, g.template_deb, err) < 0 ||
+        fetch_inputs(s, &v, &g, err) < 0 || run_pipeline(s, row, &g, err) < 0)
         return -1;
     if (!(manifest = rs_path_join(g.out, "manifest.json")) || !(entries = log_entries(manifest, row, err)) ||
         !(outputs = collect_outputs(&g, err)))
@@ -279,11 +331,11 @@ int svc_sign_request(rs_service *s, const rs_state_row *row, rs_error *err)
     rs_remove_tree(g.pub);
     if (rename(g.made, g.pub) < 0)
         return rs_fail(err, "%s: %s", g.pub, strerror(errno));
-    if (rs_sync_path(g.dir, err) < 0 ||
-        rs_state_set_signed(s->state, row->req.id, row->req.embargoed, outputs_text, entries_text, err) < 0)
+    held = row->req.embargoed || v.embargoed;
+    if (rs_sync_path(g.dir, err) < 0 || rs_state_set_signed(s->state, row->req.id, held, outputs_text, entries_text, err) < 0)
         return -1;
     rs_remove_tree(g.work);
     record_signatures(s, row, entries, &started);
-    note(s, "%s: signed%s", row->req.id, row->req.embargoed ? " and held (embargoed)" : "");
+    note(s, "%s: signed%s", row->req.id, held ? " and held (embargoed)" : "");
     return 0;
 }

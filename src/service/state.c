@@ -25,6 +25,10 @@ static const char *const added_columns[] = {
     "ALTER TABLE requests ADD COLUMN failure TEXT",
     "ALTER TABLE requests ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",
     "ALTER TABLE requests ADD COLUMN retry_at INTEGER",
+    /* Who the suite was at intake (repo.h): NULL in older rows. */
+    "ALTER TABLE requests ADD COLUMN archive_dir TEXT",
+    "ALTER TABLE requests ADD COLUMN archive_suite TEXT",
+    "ALTER TABLE requests ADD COLUMN archive_codename TEXT",
 };
 
 struct rs_state {
@@ -141,24 +145,28 @@ int rs_state_meta_get(rs_state *s, const char *key, char **value, rs_error *err)
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(s, err, key);
 }
 
-static int insert(rs_state *s, sqlite3_stmt *st, const rs_request *r, bool embargoed, int64_t now, size_t *added,
-                  rs_error *err)
+static int insert(rs_state *s, sqlite3_stmt *st, const rs_request *r, bool embargoed, const rs_suite_identity *id,
+                  int64_t now, size_t *added, rs_error *err)
 {
     const char *texts[] = { r->id, r->package, r->source, r->suite, r->codename, r->architecture, r->version };
+    const char *seen[] = { id ? id->dir : NULL, id ? id->suite : NULL, id ? id->codename : NULL };
 
     sym_sqlite3_reset(st);
     for (int i = 0; i < 7; i++)
         sym_sqlite3_bind_text(st, i + 1, texts[i], -1, SQLITE_TRANSIENT);
     sym_sqlite3_bind_int(st, 8, embargoed);
     sym_sqlite3_bind_int64(st, 9, now);
+    /* bind_text of NULL binds SQL NULL. */
+    for (int i = 0; i < 3; i++)
+        sym_sqlite3_bind_text(st, i + 10, seen[i], -1, SQLITE_TRANSIENT);
     if (sym_sqlite3_step(st) != SQLITE_DONE)
         return db_fail(s, err, r->id);
     *added += (size_t)sym_sqlite3_changes(s->db);
     return 0;
 }
 
-int rs_state_add(rs_state *s, const rs_request_list *l, const bool *embargoed, int64_t now, size_t *added,
-                 rs_error *err)
+int rs_state_add(rs_state *s, const rs_request_list *l, const bool *embargoed, const rs_suite_identity *ids,
+                 int64_t now, size_t *added, rs_error *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = 0;
@@ -168,12 +176,12 @@ int rs_state_add(rs_state *s, const rs_request_list *l, const bool *embargoed, i
         return -1;
     if (sym_sqlite3_prepare_v2(s->db,
                            "INSERT OR IGNORE INTO requests(id, package, source, suite, codename, architecture,"
-                           " version, embargoed, arrived, updated, status) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?9,"
-                           "'pending')",
+                           " version, embargoed, arrived, updated, status, archive_dir, archive_suite,"
+                           " archive_codename) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?9,'pending',?10,?11,?12)",
                            -1, &st, NULL) != SQLITE_OK)
         rc = db_fail(s, err, "prepare");
     for (size_t i = 0; rc == 0 && i < l->n; i++)
-        rc = insert(s, st, &l->items[i], embargoed[i], now, added, err);
+        rc = insert(s, st, &l->items[i], embargoed[i], ids ? &ids[i] : NULL, now, added, err);
     sym_sqlite3_finalize(st);
     if (rc == 0)
         return exec(s, "COMMIT", err);
@@ -187,6 +195,7 @@ void rs_state_rows_free(rs_state_row *rows, size_t n)
         free(rows[i].reason), free(rows[i].outputs), free(rows[i].entries), free(rows[i].failure);
         free(rows[i].req.id), free(rows[i].req.package), free(rows[i].req.source), free(rows[i].req.suite);
         free(rows[i].req.codename), free(rows[i].req.architecture), free(rows[i].req.version);
+        rs_suite_identity_free(&rows[i].archive);
     }
     free(rows);
 }
@@ -222,6 +231,9 @@ static int read_row(sqlite3_stmt *st, rs_state_row *row, rs_error *err)
     row->failure = col(st, 14, &oom);
     row->attempts = sym_sqlite3_column_int(st, 15);
     row->retry_at = sym_sqlite3_column_int64(st, 16);
+    row->archive.dir = col(st, 17, &oom);
+    row->archive.suite = col(st, 18, &oom);
+    row->archive.codename = col(st, 19, &oom);
     if (oom)
         return rs_fail(err, "out of memory");
     if (status < 0)
@@ -239,7 +251,8 @@ int rs_state_list(rs_state *s, int status, rs_state_row **rows, size_t *n, rs_er
     *n = 0;
     if (sym_sqlite3_prepare_v2(s->db,
                            "SELECT id, package, source, suite, codename, architecture, version, embargoed, arrived,"
-                           " updated, status, reason, outputs, entries, failure, attempts, retry_at FROM requests"
+                           " updated, status, reason, outputs, entries, failure, attempts, retry_at, archive_dir,"
+                           " archive_suite, archive_codename FROM requests"
                            " WHERE ?1 IS NULL OR status = ?1 ORDER BY rowid",
                            -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, err, "prepare");
@@ -285,7 +298,8 @@ int rs_state_set_signed(rs_state *s, const char *id, bool held, const char *outp
 
     snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
     return one_change(s,
-                      "UPDATE requests SET status = ?2, outputs = ?3, entries = ?4, reason = NULL, updated = ?5"
+                      "UPDATE requests SET status = ?2, embargoed = embargoed OR ?2 = 'held', outputs = ?3,"
+                      " entries = ?4, reason = NULL, updated = ?5"
                       " WHERE id = ?1 AND status = 'pending'",
                       args, 5, id, err);
 }

@@ -10,6 +10,7 @@
 
 #include "base/cleanup.h"
 #include "base/error.h"
+#include "service/repo.h"
 #include "service/requests.h"
 
 typedef enum { RS_REQ_PENDING, RS_REQ_SIGNED, RS_REQ_HELD, RS_REQ_PUBLISHED, RS_REQ_FAILED } rs_req_status;
@@ -30,9 +31,11 @@ int rs_state_meta_set(rs_state *s, const char *key, const char *value, rs_error 
 int rs_state_meta_get(rs_state *s, const char *key, char **value, rs_error *err);
 
 /* Records new requests (known ids are left alone) in one transaction;
- * `now` becomes their arrival time, which is also their signing time. */
-int rs_state_add(rs_state *s, const rs_request_list *l, const bool *embargoed, int64_t now, size_t *added,
-                 rs_error *err);
+ * `now` becomes their arrival time, which is also their signing time.
+ * ids[i] (ids may be NULL, an id's dir NULL) is who request i's suite was
+ * when it was read for this intake. */
+int rs_state_add(rs_state *s, const rs_request_list *l, const bool *embargoed, const rs_suite_identity *ids,
+                 int64_t now, size_t *added, rs_error *err);
 
 typedef struct rs_state_row {
     rs_request req;
@@ -45,6 +48,7 @@ typedef struct rs_state_row {
     char *failure;           /* "transient" or "refused", when it failed */
     int attempts;            /* failures in a row */
     int64_t retry_at;        /* when a transient failure is tried again; 0: never */
+    rs_suite_identity archive; /* its suite at intake; dir NULL when unread (or an older state) */
 } rs_state_row;
 
 void rs_state_rows_free(rs_state_row *rows, size_t n);

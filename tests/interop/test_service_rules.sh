@@ -6,6 +6,9 @@
 # built by dpkg-deb around a synthetic EFI image, indices written by hand.
 # test_service_custody.sh reproduces the same attacks on Debian's own shim.
 # - embargo by identity: an alias in dists/, a Release naming the suite;
+# - embargo on every read: an alias repointed between a transient failure
+#   and its retry is refused, and its twins (the same retry on one suite)
+#   sign as a first pass would;
 # - freshness: a Release past its Valid-Until or older than max_age_days,
 #   and (with gpg) an export signed too long ago;
 # - hashes down the tree: a .deb or an index that is not what the file
@@ -149,6 +152,64 @@ check "a request for the embargoed suite itself is held" test "$(status_of "$WOR
 service unknown "" "$(request x hello-signed-template hello nowhere)"
 check "a request for a suite whose identity cannot be read is held (and fails)" \
     test "$(status_of "$WORK/unknown-state" "$hello")" = "failed embargoed"
+
+# ---- embargo on every read: an alias swapped before a retry ----
+# swapped NAME SUITE: a copy of the archive with the alias dists/moving ->
+# SUITE, whose Packages is hidden, so that NAME's first pass over a request
+# for moving fails for now.
+swapped() {
+    cp -r "$repo" "$WORK/repo-$1" && ln -s "$2" "$WORK/repo-$1/dists/moving"
+    mv "$WORK/repo-$1/dists/$2/main/binary-amd64/Packages" "$WORK/repo-$1/Packages.away"
+    REPO=$WORK/repo-$1 service "$1" "" "$(request x hello-signed-template hello moving)"
+}
+# retry_now NAME [SUITE]: its Packages back (in SUITE), the alias on SUITE, the retry due, a pass.
+retry_now() {
+    local dists=$WORK/repo-$1/dists suite=${2:-$(readlink "$WORK/repo-$1/dists/moving")}
+    mv "$WORK/repo-$1/Packages.away" "$dists/$(readlink "$dists/moving")/main/binary-amd64/Packages"
+    ln -sfn "$suite" "$dists/moving"
+    python3 -c "
+import sqlite3; db = sqlite3.connect('$WORK/$1-state/state.db')
+db.execute(\"UPDATE requests SET retry_at = 1 WHERE failure = 'transient'\")
+db.execute('UPDATE requests SET arrived = ?1', ($(arrived_of "$WORK/good-state"),)); db.commit()"
+    svc run --state "$WORK/$1-state" --once >"$WORK/$1.retry" 2>&1
+}
+arrived_of() { python3 -c "import sqlite3; print(sqlite3.connect('$1/state.db').execute('SELECT arrived FROM requests').fetchone()[0])"; }
+swapped swap bookworm
+check "an alias on bookworm whose Packages is hidden: the first pass fails for now, not embargoed" \
+    test "$(status_of "$WORK/swap-state" "$hello")" = failed
+retry_now swap bookworm-embargoed
+check "the alias repointed at bookworm-embargoed before the retry: the retry refuses it" \
+    test "$(status_of "$WORK/swap-state" "$hello")" = failed
+check "... and nothing is published" test -z "$(ls -A "$WORK/swap-out")"
+check "... naming the suite as taken in and as read now" grep -q \
+    "dists/moving is now bookworm-embargoed (Suite: bookworm-embargoed, Codename: bookworm-embargoed), not bookworm (Suite: bookworm, Codename: bookworm) as when it was taken in" \
+    <(failure_of "$WORK/swap-state" "$hello")
+check "... refused for good: no retry time" bash -c "'$REPROSIGN' service status --state '$WORK/swap-state' --json |
+    python3 -c \"import json, sys; r = json.load(sys.stdin)['requests'][0]; assert r['failure'] == 'refused' and 'retry_at' not in r, r\""
+# The twins: the same failure and retry with no swap.
+swapped twin bookworm
+retry_now twin
+check "a retry after a transient failure on the same suite signs and publishes" \
+    test "$(status_of "$WORK/twin-state" "$hello")" = published
+check "... the very bytes of a first-pass signing at the same time" bash -c "
+    cd '$WORK/good-out/$hello' && for f in *; do cmp \"\$f\" '$WORK/twin-out/$hello/'\"\$f\" || exit; done &&
+    [ \"\$(ls '$WORK/twin-out/$hello')\" = \"\$(ls)\" ]"
+# A request taken in by a service from before the identity was recorded:
+# its state made old again (the columns dropped), the same swap is held,
+# embargo decided from what the retry read.
+swapped legacy bookworm
+python3 -c "
+import sqlite3; db = sqlite3.connect('$WORK/legacy-state/state.db')
+for c in ('archive_dir', 'archive_suite', 'archive_codename'): db.execute('ALTER TABLE requests DROP COLUMN ' + c)
+db.commit()"
+retry_now legacy bookworm-embargoed
+check "a request of an older state, its alias repointed at bookworm-embargoed before the retry, is held" \
+    test "$(status_of "$WORK/legacy-state" "$hello")" = "held embargoed"
+check "... and nothing is published" test -z "$(ls -A "$WORK/legacy-out")"
+swapped twin-emb bookworm-embargoed
+retry_now twin-emb
+check "a retry after a transient failure on an embargoed suite signs and holds it" \
+    test "$(status_of "$WORK/twin-emb-state" "$hello")" = "held embargoed"
 
 # ---- freshness ----
 service old "" "$(request x hello-signed-template hello old)"

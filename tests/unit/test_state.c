@@ -70,6 +70,8 @@ static void test_add_and_list(rs_state *s)
 {
     const char *first[] = { "15.8-1", "15.8-2" }, *second[] = { "15.8-2", "15.8-3" };
     const bool none[] = { false, false }, embargo[] = { false, true };
+    /* Who each suite was at intake: what a later read is compared with. */
+    const rs_suite_identity ids[] = { { "trixie", "stable", "trixie" }, { "trixie-embargoed", "trixie-embargoed", NULL } };
     rs_request_list a, b;
     rs_state_row *rows = NULL;
     size_t added = 0, n = 0;
@@ -77,12 +79,14 @@ static void test_add_and_list(rs_state *s)
 
     requests(&a, first, 2);
     requests(&b, second, 2);
-    CHECK(rs_state_add(s, &a, none, 1000, &added, &err) == 0 && added == 2);
-    CHECK(rs_state_add(s, &b, embargo, 2000, &added, &err) == 0 && added == 1);
+    CHECK(rs_state_add(s, &a, none, NULL, 1000, &added, &err) == 0 && added == 2);
+    CHECK(rs_state_add(s, &b, embargo, ids, 2000, &added, &err) == 0 && added == 1);
     CHECK(rs_state_list(s, -1, &rows, &n, &err) == 0 && n == 3);
     CHECK(n == 3 && !strcmp(rows[0].req.version, "15.8-1") && !strcmp(rows[2].req.version, "15.8-3"));
     CHECK(n == 3 && rows[1].arrived == 1000 && rows[2].arrived == 2000 && rows[2].req.embargoed);
     CHECK(n == 3 && rows[0].status == RS_REQ_PENDING && rows[0].attempts == 0 && rows[0].retry_at == 0);
+    CHECK(n == 3 && !rows[0].archive.dir && !rows[0].archive.suite && !rows[1].archive.dir);
+    CHECK(n == 3 && rows[2].archive.dir && rs_suite_identity_equal(&rows[2].archive, &ids[1]));
     rs_state_rows_free(rows, n);
     CHECK(rs_state_list(s, RS_REQ_SIGNED, &rows, &n, &err) == 0 && n == 0);
     rs_state_rows_free(rows, n);
