@@ -57,7 +57,8 @@ static int encode_object(const json_t *v, rs_bytes *out, unsigned depth, rs_erro
         return rs_fail(err, "out of memory");
     json_object_foreach((json_t *)v, key, value)
         keys[i++] = key;
-    qsort(keys, n, sizeof(*keys), compare_keys);
+    if (n > 1)   /* qsort of no array at all is undefined */
+        qsort(keys, n, sizeof(*keys), compare_keys);
     if (put(out, "{", 1, err) < 0)
         return -1;
     for (i = 0; i < n; i++) {
