@@ -72,8 +72,8 @@ const rs_command cmd_log = {
              "there carries that the log lacks, and fails on either: .sig files in\n"
              "tarballs (nested ones too) and in 1.0 sources' .diff.gz, and every image in\n"
              "a .deb or .udeb signed by one of the --cert certificates, whose digest an\n"
-             "entry must hold (reprosign-log(5)). Every command\n"
-             "that checks takes --vkey: a log is never trusted by key material found in it.\n"
+             "entry must hold (reprosign-log(5)). Every command that checks takes --vkey:\n"
+             "a log is never trusted by key material found in it.\n"
              "The log's on-disk format is described in reprosign-log(5).",
     .run = run,
     .options = longopts,
