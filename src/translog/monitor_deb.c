@@ -32,7 +32,7 @@ static bool want_all(void *ctx, const char *name)
 }
 
 /* Signature i of img: when by one of the service's certificates, its
- * image digest must be logged. */
+ * image digest must be logged. 1 when it is the service's. */
 static int check_signature(const deb_walk *d, rs_image *img, size_t i, const char *name, rs_error *err)
 {
     const monitor_walk *w = d->w;
@@ -48,7 +48,6 @@ static int check_signature(const deb_walk *d, rs_image *img, size_t i, const cha
     if (img->format->verify(img, &der, w->service, &report, &not_ours) == 0 && report.ok) {
         rs_digest_format(&report.actual, digest, sizeof(digest));
         monitor_digest_key(digest, &key);
-        w->report->images++;
         if (!monitor_set_has(w->digests, &key)) {
             w->report->unlogged++;
             if (w->report->unlogged_image_fn)
@@ -56,7 +55,7 @@ static int check_signature(const deb_walk *d, rs_image *img, size_t i, const cha
                                              report.signer ? report.signer : "?");
         }
         rs_sha256(der.data, der.len, key.b);   /* the signature itself is published too */
-        rc = monitor_set_add(w->published, &key, 0, err);
+        rc = monitor_set_add(w->published, &key, 0, err) < 0 ? -1 : 1;
     }
     rs_verify_report_free(&report);
     return rc;
@@ -67,17 +66,20 @@ static int check_file(const deb_walk *d, const char *name, int fd, rs_error *err
 {
     rs_image img;
     rs_error not_image;
+    bool ours = false;
     int rc = 0;
 
     if (rs_image_open_fd(&img, fd, name, &not_image) < 0) {
         ERR_clear_error();
         return 0;
     }
-    for (size_t i = 0, n = img.format->count(&img); rc == 0 && i < n; i++)
-        rc = check_signature(d, &img, i, name, err);
+    for (size_t i = 0, n = img.format->count(&img); rc >= 0 && i < n; i++)
+        if ((rc = check_signature(d, &img, i, name, err)) > 0)
+            ours = true;
+    d->w->report->images += ours;
     rs_image_close(&img);
     ERR_clear_error();   /* what a foreign signature's check left */
-    return rc;
+    return rc < 0 ? -1 : 0;
 }
 
 /* The reason alone, without the name decompress put before it. */
