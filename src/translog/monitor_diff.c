@@ -84,10 +84,15 @@ static void file_reset(diff_file *f)
 
 static int file_start(diff_file *f, const line_reader *lr, rs_error *err)
 {
-    size_t n = strcspn((const char *)lr->line.data + 4, "\t\n");
+    const char *path = (const char *)lr->line.data + 4;
+    size_t n = 0;
 
+    /* The line has no NUL after it: the path ends at a tab, the newline
+     * or the line's end (the last line may have no newline). */
+    while (n < lr->line.len - 4 && path[n] != '\t' && path[n] != '\n')
+        n++;
     file_reset(f);
-    if (!(f->path = strndup((const char *)lr->line.data + 4, n)))
+    if (!(f->path = strndup(path, n)))
         return rs_fail(err, "out of memory");
     f->is_sig = rs_name_has_suffix(f->path, ".sig");
     return 0;
