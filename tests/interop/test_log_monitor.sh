@@ -135,6 +135,14 @@ deb "$WORK/evil-pe" evil "$WORK/deb-pe/pool/evil_1_amd64.deb"
 reported "an unlogged PE image in a .deb signed by the service's certificate" "$WORK/deb-pe" \
     "pool/evil_1_amd64.deb: boot/evil.efi.signed: signed by the service's certificate CN=reprosign test service, image digest sha256:$($R digest "$WORK/evil.efi"), which the log lacks"
 
+# The same image signed through the socket: its entry has no package, and counts.
+cp -a "$WORK/L" "$WORK/L-socket"
+printf '{"client":{"gid":0,"pid":1,"uid":0},"format":"pe","signed_digest":"sha256:%s"}\n' "$($R digest "$WORK/evil.efi")" |
+    $R log append "$WORK/L-socket" --key "$WORK/log.key" >/dev/null
+check "... logged by the socket face instead: the monitor passes" bash -c "
+    '$R' log monitor '$WORK/L-socket' --archive '$WORK/deb-pe' --vkey '$WORK/log.vkey' --cert '$WORK/svc.crt' >'$WORK/mon.out' ||
+    { cat '$WORK/mon.out'; exit 1; }"
+
 escape deb-module
 python3 "$T/mkko.py" "$WORK/evil.ko" --fill 0x33
 mkdir -p "$WORK/evil-ko/lib/modules/6.1" && sign svc "$WORK/evil.ko" "$WORK/evil.signed.ko"
