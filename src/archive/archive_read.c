@@ -68,3 +68,36 @@ int rs_archive_copy_data(struct archive *a, int fd, const char *to, uint64_t lim
 
     return rs_archive_each_block(a, limit, stream, copy_block, &t, size, err);
 }
+
+/* The nested tarball reads straight from the outer entry's data. */
+static la_ssize_t entry_read(struct archive *inner, void *outer, const void **buf)
+{
+    size_t size = 0;
+    la_int64_t offset;
+    int rc = sym_archive_read_data_block(outer, buf, &size, &offset);
+
+    (void)inner;
+    if (rc == ARCHIVE_EOF)
+        return 0;
+    return rc == ARCHIVE_OK ? (la_ssize_t)size : -1;
+}
+
+struct archive *rs_archive_open_entry_tar(struct archive *outer, const char *what, rs_error *err)
+{
+    struct archive *inner = sym_archive_read_new();
+
+    if (!inner)
+        return rs_fail(err, "out of memory"), NULL;
+    sym_archive_read_support_filter_gzip(inner);
+    sym_archive_read_support_filter_xz(inner);
+    sym_archive_read_support_filter_zstd(inner);
+    sym_archive_read_support_filter_bzip2(inner);
+    sym_archive_read_support_filter_lzma(inner);
+    sym_archive_read_support_format_tar(inner);
+    if (sym_archive_read_open(inner, outer, NULL, entry_read, NULL) != ARCHIVE_OK) {
+        rs_archive_fail(err, inner, what);
+        sym_archive_read_free(inner);
+        return NULL;
+    }
+    return inner;
+}

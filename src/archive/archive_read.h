@@ -27,4 +27,11 @@ typedef int (*rs_archive_block_fn)(void *ctx, uint64_t off, const void *data, si
 int rs_archive_each_block(struct archive *a, uint64_t limit, const char *stream, rs_archive_block_fn fn, void *ctx,
                           uint64_t *size, rs_error *err);
 
+/* Opens the current entry's data of `outer` as a tarball, read straight
+ * from it (nothing unpacked): a .deb's data.tar, a tarball inside a
+ * tarball. Only dpkg's compressors are tried ("all" includes filters that
+ * run an external program on the bytes). NULL with err ("WHAT: reason")
+ * when the data is not a tarball; outer then goes on to its next entry. */
+struct archive *rs_archive_open_entry_tar(struct archive *outer, const char *what, rs_error *err);
+
 #endif

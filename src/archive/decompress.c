@@ -46,8 +46,9 @@ static la_ssize_t range_read(struct archive *a, void *ctx, const void **buf)
 
 /* Opens the compressed stream at r's range; the raw format's one entry
  * is the decompressed stream. as_named ends the message for bytes that
- * are not compressed at all. */
-static struct archive *open_range(range_reader *r, const char *as_named, rs_error *err)
+ * are not compressed at all; given plain, they set it instead, with no
+ * error. */
+static struct archive *open_range(range_reader *r, const char *as_named, bool *plain, rs_error *err)
 {
     const rs_input *in = r->in;
     struct archive *a;
@@ -80,7 +81,10 @@ static struct archive *open_range(range_reader *r, const char *as_named, rs_erro
     }
     /* Filter 0 is the last one applied; "none" means the bytes are as stored. */
     if (sym_archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE) {
-        rs_fail(err, "%s: not compressed with xz, zstd or gzip%s", in->path, as_named);
+        if (plain)
+            *plain = true;
+        else
+            rs_fail(err, "%s: not compressed with xz, zstd or gzip%s", in->path, as_named);
         sym_archive_read_free(a);
         return NULL;
     }
@@ -95,21 +99,16 @@ static int stream_failed(const range_reader *r, rs_error *err)
     return rs_error_prefix(err, "%s: decompressed", r->in->path);
 }
 
-int rs_decompress_to_memfd(const char *path, uint64_t limit, int *out, uint64_t *size, rs_error *err)
+/* Decompresses r's range into a new sealed memfd. */
+static int range_to_memfd(range_reader *r, const char *as_named, bool *plain, uint64_t limit, int *out, uint64_t *size,
+                          rs_error *err)
 {
-    _cleanup_input_ rs_input in = { .fd = -1 };
+    const char *path = r->in->path;
     _cleanup_close_ int fd = -1;
-    _cleanup_free_ range_reader *r = calloc(1, sizeof(*r));
     _cleanup_(rs_archive_freep) struct archive *a = NULL;   /* freed first: it reads through r */
 
-    if (!r)
-        return rs_fail(err, "%s: out of memory", path);
-    if (rs_input_open(&in, path, err) < 0)
-        return rs_error_prefix(err, "%s", path);
-    *r = (range_reader){ .in = &in, .pos = 0, .end = in.size };
-    /* A module's name says how it is compressed. */
-    if (!(a = open_range(r, ", as its name says", err)))
-        return -1;
+    if (!(a = open_range(r, as_named, plain, err)))
+        return plain && *plain ? 0 : -1;
     fd = memfd_create("reprosign-decompressed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return rs_fail(err, "%s: memfd_create: %s", path, strerror(errno));
@@ -120,6 +119,33 @@ int rs_decompress_to_memfd(const char *path, uint64_t limit, int *out, uint64_t 
         return rs_fail(err, "%s: cannot seal the decompressed file: %s", path, strerror(errno));
     *out = TAKE_FD(fd);
     return 0;
+}
+
+int rs_decompress_to_memfd(const char *path, uint64_t limit, int *out, uint64_t *size, rs_error *err)
+{
+    _cleanup_input_ rs_input in = { .fd = -1 };
+    _cleanup_free_ range_reader *r = calloc(1, sizeof(*r));
+
+    if (!r)
+        return rs_fail(err, "%s: out of memory", path);
+    if (rs_input_open(&in, path, err) < 0)
+        return rs_error_prefix(err, "%s", path);
+    *r = (range_reader){ .in = &in, .pos = 0, .end = in.size };
+    /* A module's name says how it is compressed. */
+    return range_to_memfd(r, ", as its name says", NULL, limit, out, size, err);
+}
+
+int rs_decompress_input_to_memfd(const rs_input *in, uint64_t limit, int *out, uint64_t *size, rs_error *err)
+{
+    _cleanup_free_ range_reader *r = calloc(1, sizeof(*r));
+    bool plain = false;
+
+    if (!r)
+        return rs_fail(err, "%s: out of memory", in->path);
+    *r = (range_reader){ .in = in, .pos = 0, .end = in->size };
+    if (range_to_memfd(r, "", &plain, limit, out, size, err) < 0)
+        return -1;
+    return plain ? RS_NOT_COMPRESSED : 0;
 }
 
 typedef struct in_order {
@@ -150,7 +176,7 @@ int rs_decompress_range_each(const rs_input *in, uint64_t off, uint64_t len, uin
     if (!r)
         return rs_fail(err, "%s: out of memory", in->path);
     *r = (range_reader){ .in = in, .pos = off, .end = off > UINT64_MAX - len ? UINT64_MAX : off + len };
-    if (!(a = open_range(r, "", err)))
+    if (!(a = open_range(r, "", NULL, err)))
         return -1;
     if (rs_archive_each_block(a, limit, "stream", give_in_order, &o, size, err) < 0)
         return stream_failed(r, err);

@@ -25,6 +25,11 @@ bool rs_is_compressed_module_name(const char *name);
  * not compressed, or is corrupt, or decompresses past `limit` bytes
  * (RS_MAX_DECOMPRESSED), is an error naming the reason. */
 int rs_decompress_to_memfd(const char *path, uint64_t limit, int *fd, uint64_t *size, rs_error *err);
+/* The same for an open input whose name says nothing (a member of a
+ * package, judged by its bytes): RS_NOT_COMPRESSED, with nothing done and
+ * no error, when it is not compressed. */
+#define RS_NOT_COMPRESSED 1
+int rs_decompress_input_to_memfd(const rs_input *in, uint64_t limit, int *fd, uint64_t *size, rs_error *err);
 /* Decompresses the stream at [off, off+len) of an open input (a kernel
  * image's payload), read from it a block at a time, and gives fn the
  * decompressed bytes in order, a block at a time: nothing holds them all.

@@ -5,6 +5,7 @@
 #include "base/bytes.h"
 #include "cli/cmd_log.h"
 #include "crypto/ossl.h"
+#include "crypto/trust.h"
 #include "translog/log.h"
 #include "translog/migrate.h"
 #include "translog/monitor.h"
@@ -34,10 +35,12 @@ static const rs_optdoc log_docs[] = {
       NULL },
     { "min-witnesses", "K", "How many of the --witness keys must have cosigned.", "0" },
     { "batch", "N", "append: entries per checkpoint.", "all of standard input in one" },
-    { "cert", "CERT", "migrate: the certificate that signed the old JSONL log's heads.", NULL },
+    { "cert", "CERT", "migrate: the certificate that signed the old JSONL log's heads. monitor: the\n"
+                      "service's certificates (PEM, one or more a file; may repeat): a signature in a\n"
+                      "binary package that verifies with one of them is the service's.", NULL },
     { "cosigner", NULL, "keygen: make a witness (cosignature/v1) key instead of a log key.", NULL },
-    { "archive", "DIR", "monitor: the archive whose published -signed packages the log is checked against.",
-      NULL },
+    { "archive", "DIR", "monitor: the archive whose published packages (source tarballs, 1.0 sources'\n"
+                        ".diff.gz, binary packages) the log is checked against.", NULL },
     { "json", NULL, "verify, prove, verify-proof, consistency: print the result as one JSON document\n"
                     "(docs/json.md) instead of text.", NULL },
     { 0 },
@@ -55,7 +58,7 @@ const rs_command cmd_log = {
              "       reprosign log cosign LOGDIR OLD-CHECKPOINT --vkey VKEY --key WITNESS-KEY\n"
              "       reprosign log append LOGDIR --key KEY [--batch N]  < entries (JSON, one a line)\n"
              "       reprosign log migrate OLD-LOGDIR NEW-LOGDIR --key KEY --cert CERT\n"
-             "       reprosign log monitor LOGDIR --archive DIR --vkey VKEY\n\n"
+             "       reprosign log monitor LOGDIR --archive DIR --vkey VKEY [--cert CERT]...\n\n"
              "The log is a c2sp.org/tlog-tiles directory whose checkpoint is a signed note\n"
              "(docs/transparency-log.md). keygen writes PREFIX.key (the signer key, 0600)\n"
              "and PREFIX.vkey (the verifier key to publish and pin); --cosigner makes a\n"
@@ -65,9 +68,12 @@ const rs_command cmd_log = {
              "consistency prints the proof that the log extends OLD-CHECKPOINT; cosign\n"
              "checks that and prints the witness's cosignature line of the log's\n"
              "checkpoint. monitor audits the log, then reports every logged archive\n"
-             "signature that no -signed package under DIR carries and every signature a\n"
-             "package there carries that the log lacks, and fails on either. Every command\n"
-             "that checks takes --vkey: a log is never trusted by key material found in it.\n"
+             "signature that no package under DIR carries and every signature a package\n"
+             "there carries that the log lacks, and fails on either: .sig files in\n"
+             "tarballs (nested ones too) and in 1.0 sources' .diff.gz, and every image in\n"
+             "a .deb or .udeb signed by one of the --cert certificates, whose digest an\n"
+             "entry must hold (reprosign-log(5)). Every command that checks takes --vkey:\n"
+             "a log is never trusted by key material found in it.\n"
              "The log's on-disk format is described in reprosign-log(5).",
     .run = run,
     .options = longopts,
@@ -166,8 +172,8 @@ static int do_migrate(const log_args *a)
     rs_error err;
     uint64_t n, heads;
 
-    if (a->n_pos != 2 || !a->key || !a->cert)
-        return cli_usage(&cmd_log, "migrate takes OLD-LOGDIR NEW-LOGDIR, --key KEY and --cert CERT (the old log's "
+    if (a->n_pos != 2 || !a->key || a->n_certs != 1)
+        return cli_usage(&cmd_log, "migrate takes OLD-LOGDIR NEW-LOGDIR, --key KEY and one --cert CERT (the old log's "
                                    "certificate, pinned)");
     if (rs_log_migrate(a->pos[0], a->cert, a->pos[1], a->key, &n, &heads, &err) < 0)
         return cli_fail(&err);
@@ -176,10 +182,35 @@ static int do_migrate(const log_args *a)
     return EXIT_OK;
 }
 
-static void report_unlogged(void *ctx, const char *tarball, const char *member)
+static void report_unlogged(void *ctx, const char *file, const char *member)
 {
     (void)ctx;
-    printf("%s: %s: a published signature that the log lacks\n", tarball, member);
+    printf("%s: %s: a published signature that the log lacks\n", file, member);
+}
+
+static void report_unlogged_image(void *ctx, const char *deb, const char *member, const char *digest,
+                                  const char *signer)
+{
+    (void)ctx;
+    printf("%s: %s: signed by the service's certificate %s, image digest %s, which the log lacks\n", deb, member,
+           signer, digest);
+}
+
+static void report_unchecked(void *ctx, const char *file, const char *member, const char *why)
+{
+    (void)ctx;
+    printf("%s: %s: not judged: %s\n", file, member, why);
+}
+
+/* The service's certificates, from every --cert. */
+static int load_service_certs(const log_args *a, rs_trust *t, rs_error *err)
+{
+    if (rs_trust_init(t, err) < 0)
+        return -1;
+    for (size_t i = 0; i < a->n_certs; i++)
+        if (rs_trust_add_file(t, a->certs[i], err) < 0)
+            return rs_error_prefix(err, "%s", a->certs[i]);
+    return 0;
 }
 
 static void report_unpublished(void *ctx, uint64_t index, const rs_hash *sig)
@@ -194,24 +225,29 @@ static void report_unpublished(void *ctx, uint64_t index, const rs_hash *sig)
 static int do_monitor(const log_args *a)
 {
     rs_note_key vkey = { 0 }, witnesses[LOG_MAX_WITNESSES] = { 0 };
-    rs_monitor_report r = { .ctx = a->pos[0], .unlogged_fn = report_unlogged, .unpublished_fn = report_unpublished };
+    rs_monitor_report r = { .ctx = a->pos[0], .unlogged_fn = report_unlogged, .unlogged_image_fn = report_unlogged_image,
+                            .unchecked_fn = report_unchecked, .unpublished_fn = report_unpublished };
+    _cleanup_trust_ rs_trust service = { 0 };
     rs_audit_result res;
     rs_error err;
     int rc;
 
     if (a->n_pos != 1 || !a->archive)
         return cli_usage(&cmd_log, "monitor takes LOGDIR and --archive DIR");
+    if (a->n_certs && load_service_certs(a, &service, &err) < 0)
+        return cli_fail(&err);
     if ((rc = log_load_keys(a, &vkey, witnesses)) != EXIT_OK)
         return rc;
     rc = rs_log_audit(a->pos[0], &vkey, witnesses, a->n_witnesses, (size_t)a->min_witnesses, &res, &err) < 0 ||
-         rs_log_monitor(a->pos[0], res.size, a->archive, &r, &err) < 0;
+         rs_log_monitor(a->pos[0], res.size, a->archive, a->n_certs ? &service : NULL, &r, &err) < 0;
     log_free_keys(&vkey, witnesses, a->n_witnesses);
     if (rc)
         return cli_fail(&err);
-    printf("%s: %zu archive signatures logged, %zu published in %zu tarballs under %s; %zu entries from the "
-           "socket not checked; %zu unpublished, %zu unlogged\n", a->pos[0], r.logged, r.published, r.tarballs,
-           a->archive, r.not_archive, r.unpublished, r.unlogged);
-    return r.unpublished || r.unlogged ? EXIT_FAIL : EXIT_OK;
+    printf("%s: %zu archive signatures logged, %zu published in %zu tarballs, %zu diffs and %zu binary packages "
+           "under %s (%zu images signed by the service); %zu entries from the socket not checked; %zu unpublished, "
+           "%zu unlogged, %zu not judged\n", a->pos[0], r.logged, r.published, r.tarballs, r.diffs, r.debs, a->archive,
+           r.images, r.not_archive, r.unpublished, r.unlogged, r.unchecked);
+    return r.unpublished || r.unlogged || r.unchecked ? EXIT_FAIL : EXIT_OK;
 }
 
 static int parse_opt(log_args *a, int c)
@@ -221,7 +257,11 @@ static int parse_opt(log_args *a, int c)
     case 'k': a->key = optarg; return 0;
     case 'o': a->output = optarg; return 0;
     case 'e': a->entry = optarg; return 0;
-    case 'c': a->cert = optarg; return 0;
+    case 'c':
+        if (a->n_certs == LOG_MAX_CERTS)
+            return cli_usage(&cmd_log, "at most %d --cert files", LOG_MAX_CERTS);
+        a->cert = a->certs[a->n_certs++] = optarg;
+        return 0;
     case 'C': a->cosigner = true; return 0;
     case 'a': a->archive = optarg; return 0;
     case 'j': a->json = true; return 0;

@@ -14,11 +14,14 @@
 #include "translog/note.h"
 
 #define LOG_MAX_WITNESSES 64
+#define LOG_MAX_CERTS 16   /* monitor: the service's certificates */
 
 typedef struct log_args {
     const rs_command *cmd;  /* `log`, whose synopsis a usage error prints */
     const char *vkey, *key, *output, *entry, *cert, *archive;
     const char *witness[LOG_MAX_WITNESSES];
+    const char *certs[LOG_MAX_CERTS];   /* every --cert: monitor takes several */
+    size_t n_certs;
     size_t n_witnesses;
     long min_witnesses;
     long batch;

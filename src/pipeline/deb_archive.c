@@ -37,23 +37,9 @@ struct archive *rs_deb_open_ar(const char *path, rs_error *err)
     return a;
 }
 
-/* The nested tarball reads straight from the ar member's data. */
-static la_ssize_t member_read(struct archive *inner, void *outer, const void **buf)
-{
-    size_t size = 0;
-    la_int64_t offset;
-    int rc = sym_archive_read_data_block(outer, buf, &size, &offset);
-
-    (void)inner;
-    if (rc == ARCHIVE_EOF)
-        return 0;
-    return rc == ARCHIVE_OK ? (la_ssize_t)size : -1;
-}
-
 struct archive *rs_deb_open_member_tar(struct archive *outer, const char *prefix, rs_error *err)
 {
     struct archive_entry *e;
-    struct archive *inner;
     int rc;
 
     while ((rc = sym_archive_read_next_header(outer, &e)) == ARCHIVE_OK) {
@@ -65,23 +51,7 @@ struct archive *rs_deb_open_member_tar(struct archive *outer, const char *prefix
     if (rc != ARCHIVE_OK)
         return rc == ARCHIVE_EOF ? (rs_fail(err, "no %s member: not a Debian package", prefix), NULL)
                                  : (rs_archive_fail(err, outer, "not a Debian package"), NULL);
-    inner = sym_archive_read_new();
-    if (!inner)
-        return rs_fail(err, "out of memory"), NULL;
-    /* dpkg's compressors only: "all" includes filters that run an
-     * external program (lzop, lrzip, grzip) on the package's bytes. */
-    sym_archive_read_support_filter_gzip(inner);
-    sym_archive_read_support_filter_xz(inner);
-    sym_archive_read_support_filter_zstd(inner);
-    sym_archive_read_support_filter_bzip2(inner);
-    sym_archive_read_support_filter_lzma(inner);
-    sym_archive_read_support_format_tar(inner);
-    if (sym_archive_read_open(inner, outer, NULL, member_read, NULL) != ARCHIVE_OK) {
-        rs_archive_fail(err, inner, prefix);
-        sym_archive_read_free(inner);
-        return NULL;
-    }
-    return inner;
+    return rs_archive_open_entry_tar(outer, prefix, err);
 }
 
 int rs_deb_walk_data(const char *path, rs_deb_entry_fn fn, void *ctx, rs_error *err)
