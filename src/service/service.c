@@ -69,9 +69,11 @@ static int check_private(const char *path, rs_error *err)
  * (the service's umask is 077). An existing one is left as it is. */
 static int make_published(const char *dir, rs_error *err)
 {
-    if (mkdir(dir, 0755) < 0)
-        return errno == EEXIST ? 0 : rs_fail(err, "%s: %s", dir, strerror(errno));
-    return chmod(dir, 0755) == 0 ? 0 : rs_fail(err, "%s: %s", dir, strerror(errno));
+    struct stat st;
+
+    if (lstat(dir, &st) == 0)
+        return 0;
+    return rs_mkdir_exact(dir, 0755, err);
 }
 
 /* Without a configured log_key, the service's own: STATE/log.key, named
