@@ -143,6 +143,40 @@ int rs_mkdir_parents_mode(const char *path, mode_t mode, size_t *made, rs_error 
     return rc;
 }
 
+/* One directory on the way to a service's output: only this process's
+ * user and root may replace what is in it, unless it is sticky (then no
+ * one may replace another's entries) and not the output itself. */
+static int check_unshared(const char *path, bool itself, rs_error *err)
+{
+    struct stat st;
+
+    if (stat(path, &st) < 0)
+        return rs_fail_sys(err, errno, "%s: %s", path, strerror(errno));
+    if (st.st_uid != 0 && st.st_uid != geteuid())
+        return rs_fail(err, "%s: owned by uid %u, who could replace what is written below it", path,
+                       (unsigned)st.st_uid);
+    if ((st.st_mode & 022) && (itself || !(st.st_mode & S_ISVTX)))
+        return rs_fail(err, "%s: mode %04o lets other users replace what is written below it (chmod go-w it)",
+                       path, (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
+int rs_dir_check_unshared(const char *path, rs_error *err)
+{
+    _cleanup_free_ char *real = realpath(path, NULL);
+    char *slash;
+
+    if (!real)
+        return errno == ENOENT ? 0 : rs_fail_sys(err, errno, "%s: %s", path, strerror(errno));
+    for (bool itself = true;; itself = false) {
+        if (check_unshared(*real ? real : "/", itself, err) < 0)
+            return itself ? -1 : rs_error_prefix(err, "%s", path);
+        if (!*real || !(slash = strrchr(real, '/')))
+            return 0;
+        *slash = '\0';
+    }
+}
+
 int rs_dir_open_nofollow(const char *path, int *fd, rs_error *err)
 {
     struct stat st;

@@ -148,6 +148,14 @@ void rs_umask_set(mode_t mask);
  * it goes through (rs_output_open_at, renames within it). */
 int rs_dir_open_nofollow(const char *path, int *fd, rs_error *err);
 
+/* Fails, naming it, when a user other than this process's and root could
+ * replace what is written in the directory path (which, missing, passes):
+ * it or a directory above it (resolved) is theirs, or writable by others
+ * (a sticky one above it excepted, where no one replaces another's
+ * entries). For directories that must not be shared (the service's
+ * output and log): there, writing by name is then safe. */
+int rs_dir_check_unshared(const char *path, rs_error *err);
+
 /* Makes the directory path (which must not exist) with exactly mode,
  * whatever the umask, set through a descriptor of it. */
 int rs_mkdir_exact(const char *path, mode_t mode, rs_error *err);
@@ -221,6 +229,9 @@ ssize_t rs_read_all(int fd, void *buf, size_t len);
 
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
+/* The same, the file given exactly mode whatever the umask: for a file
+ * published for other users to read (the service's umask is 077). */
+int rs_write_public_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
 /* Copies a file to dst through a fixed buffer (never the whole file in
  * memory), synced, then renamed into place. The copy gets exactly mode,
  * whatever the umask: a copy that is published must stay readable. */

@@ -127,13 +127,27 @@ int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, 
     return 0;
 }
 
-int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)
+static int write_whole(const char *path, const void *data, size_t len, mode_t mode, bool exact, rs_error *err)
 {
     _cleanup_output_ rs_output out = { .fd = -1 };
 
-    if (rs_output_open(&out, path, mode, err) < 0 || rs_output_write(&out, data, len, err) < 0)
+    if (rs_output_open(&out, path, mode, err) < 0)
+        return -1;
+    if (exact)
+        out.mode = mode & 07777;
+    if (rs_output_write(&out, data, len, err) < 0)
         return -1;
     return rs_output_commit(&out, err);
+}
+
+int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)
+{
+    return write_whole(path, data, len, mode, false, err);
+}
+
+int rs_write_public_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)
+{
+    return write_whole(path, data, len, mode, true, err);
 }
 
 static int copy_into(const char *src, rs_output *out, mode_t mode, rs_error *err)

@@ -163,6 +163,31 @@ static void upload_queue(void)
     umask(022);
 }
 
+/* The output and log must not be shared: whoever else can write them, or
+ * a directory above them (a sticky one excepted), is named. */
+static void unshared_dirs(void)
+{
+    rs_error err;
+
+    harness_mkdir(dir, "sticky");
+    harness_mkdir(dir, "sticky/out");
+    harness_mkdir(dir, "open");
+    harness_mkdir(dir, "open/out");
+    CHECK(chmod(at("sticky"), 01777) == 0 && chmod(at("open"), 0777) == 0);
+    CHECK(chmod(at("sticky/out"), 0755) == 0 && chmod(at("open/out"), 0755) == 0);
+    CHECK(rs_dir_check_unshared(at("sticky/out"), &err) == 0);
+    CHECK(rs_dir_check_unshared(at("missing"), &err) == 0);
+    CHECK(rs_dir_check_unshared(at("open/out"), &err) < 0 && strstr(err.msg, "/open: mode 0777"));
+    CHECK(rs_dir_check_unshared(at("sticky"), &err) < 0 && strstr(err.msg, "mode 1777"));
+    CHECK(chmod(at("sticky/out"), 0775) == 0);
+    CHECK(rs_dir_check_unshared(at("sticky/out"), &err) < 0 && strstr(err.msg, "chmod go-w"));
+    CHECK(chmod(at("sticky/out"), 0755) == 0);
+    if (geteuid() == 0) {
+        CHECK(chown(at("sticky/out"), 4242, 4242) == 0);
+        CHECK(rs_dir_check_unshared(at("sticky/out"), &err) < 0 && strstr(err.msg, "owned by uid 4242"));
+    }
+}
+
 static const char *log_root;
 static int log_bad;
 
@@ -211,6 +236,7 @@ int main(void)
     output_swapped_for_a_link();
     upload_queue();
     published_log_modes();
+    unshared_dirs();
     rs_output_test_before_commit = NULL;
     {
         char cmd[128];
