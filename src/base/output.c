@@ -247,7 +247,6 @@ int rs_output_keep(rs_output *out, rs_output_kept *kept, rs_error *err)
     if (!suffix || strlen(suffix + 1) != sizeof(kept->suffix) - 1)
         return rs_fail(err, "%s: no temporary to keep", out->path);
     memcpy(kept->suffix, suffix + 1, sizeof(kept->suffix));
-    kept->mode = out->mode;
     close_dir(out);
     untrack(out->tmp_path);
     free(out->tmp_path);

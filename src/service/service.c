@@ -238,6 +238,12 @@ int rs_service_load_keys(rs_service *s, rs_error *err)
 
     if (!dir || !own_key)
         return rs_fail(err, "out of memory");
+    /* Written by name: only the service may replace what is in them (the
+     * upload queue may be shared: it is written through a descriptor). */
+    if (rs_dir_check_unshared(s->cfg.output, err) < 0)
+        return rs_error_prefix(err, "output");
+    if (rs_dir_check_unshared(dir, err) < 0)
+        return rs_error_prefix(err, "log");
     for (size_t i = 0; i < RS_SIG_TYPES; i++) {
         if (seen[i]->key && open_key(s, seen[i], seen, opened, i, &opened[i], err) < 0)
             return -1;
@@ -254,11 +260,5 @@ int rs_service_load_keys(rs_service *s, rs_error *err)
                  "never run so in production");
     if (!opened[0] && !opened[1])
         return rs_fail(err, "no keys are configured");
-    /* Written by name: only the service may replace what is in them (the
-     * upload queue may be shared: it is written through a descriptor). */
-    if (rs_dir_check_unshared(s->cfg.output, err) < 0)
-        return rs_error_prefix(err, "output");
-    if (rs_dir_check_unshared(dir, err) < 0)
-        return rs_error_prefix(err, "log");
     return rs_translog_create(dir, s->cfg.log_key ? s->cfg.log_key : own_key, &s->log, err);
 }
