@@ -71,7 +71,7 @@ typedef struct rs_output {
     rs_output_observer observe;
     void *observe_ctx;
     bool durable;            /* fsync before commit (batches sync once instead) */
-    mode_t mode;             /* given when sealed (fchmod): until then the file is 0600 */
+    mode_t mode;             /* given at commit (fchmod): until then the file is 0600 */
     /* The directory the temporary was made in, held open until commit: the
      * mode is set on the descriptor and the rename made within this
      * directory, never through a path another user could have replaced. */
@@ -99,13 +99,14 @@ int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err);
 int rs_output_copy(rs_output *out, const rs_input *in, uint64_t off, uint64_t len, rs_error *err);
 /* Overwrites bytes already written (for fields known only at the end). */
 int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, rs_error *err);
-/* Gives the temporary file its mode (fchmod), closes it (fsyncing it first
- * when durable), keeping it for a later commit. Atomicity comes from the rename, not from fsync:
+/* Closes the temporary file (fsyncing it first when durable), keeping it
+ * for a later commit. Atomicity comes from the rename, not from fsync:
  * readers see the old file or the whole new one, and a failed or
  * interrupted command leaves nothing. */
 int rs_output_seal(rs_output *out, rs_error *err);
-/* Seals if needed, renames the temporary file onto the target within the
- * directory held open, and checks that the target is then that file. */
+/* Gives the temporary its mode (fchmod), seals it if needed, renames it
+ * onto the target within the directory held open, and checks that the
+ * target is then that file. */
 int rs_output_commit(rs_output *out, rs_error *err);
 /* Removes the temporary file unless committed. Safe to call twice. */
 void rs_output_abort(rs_output *out);
@@ -118,12 +119,14 @@ void rs_output_abort(rs_output *out);
  * batch removes it when it stops. */
 typedef struct rs_output_kept {
     char suffix[7];           /* the temporary's six random characters; "" once none is kept */
-} rs_output_kept;           /* its mode was set when it was sealed */
+    mode_t mode;
+} rs_output_kept;
 
 /* Seals out and keeps its temporary as *kept; out is then empty. */
 int rs_output_keep(rs_output *out, rs_output_kept *kept, rs_error *err);
-/* Renames the temporary kept for path onto path, by name: for a tree of
- * the caller's own, which no one else can write. */
+/* Gives the temporary kept for path its mode, on a descriptor opened
+ * refusing a link, and renames it onto path by name: for a tree of the
+ * caller's own, which no one else can write. */
 int rs_output_commit_kept(const char *path, rs_output_kept *kept, rs_error *err);
 /* Removes the temporary kept for path, if any. */
 void rs_output_abort_kept(const char *path, rs_output_kept *kept);

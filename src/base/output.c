@@ -187,14 +187,10 @@ static void close_dir(rs_output *out)
     out->dir_open = false;
 }
 
-/* The mode is set on the descriptor: a chmod by name would follow a
- * symlink put in the temporary's place to whatever file it names. */
 int rs_output_seal(rs_output *out, rs_error *err)
 {
     if (out->fd < 0)
         return 0;
-    if (fchmod(out->fd, out->mode) < 0)
-        return rs_fail_sys(err, errno, "cannot set mode: %s", strerror(errno));
     if (out->durable && fsync(out->fd) < 0)
         return rs_fail_sys(err, errno, "fsync failed: %s", strerror(errno));
     if (close(out->fd) < 0) {
@@ -228,6 +224,11 @@ int rs_output_commit(rs_output *out, rs_error *err)
 {
     if (rs_output_test_before_commit)
         rs_output_test_before_commit(out->tmp_path);
+    /* The mode on the descriptor, as the last step before the rename (the
+     * temporary stays private until then): a chmod by name would follow a
+     * symlink put in the temporary's place to whatever file it names. */
+    if (out->fd >= 0 && fchmod(out->fd, out->mode) < 0)
+        return rs_fail_sys(err, errno, "cannot set mode: %s", strerror(errno));
     if (rs_output_seal(out, err) < 0 || move_into_place(out, err) < 0)
         return -1;
     untrack(out->tmp_path);
@@ -247,12 +248,23 @@ int rs_output_keep(rs_output *out, rs_output_kept *kept, rs_error *err)
     if (!suffix || strlen(suffix + 1) != sizeof(kept->suffix) - 1)
         return rs_fail(err, "%s: no temporary to keep", out->path);
     memcpy(kept->suffix, suffix + 1, sizeof(kept->suffix));
+    kept->mode = out->mode;
     close_dir(out);
     untrack(out->tmp_path);
     free(out->tmp_path);
     out->tmp_path = NULL;
     free(out->path);
     out->path = NULL;
+    return 0;
+}
+
+/* A kept temporary's mode, on a descriptor opened refusing a link. */
+static int set_mode_nofollow(const char *tmp, mode_t mode, rs_error *err)
+{
+    _cleanup_close_ int fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+    if (fd < 0 || fchmod(fd, mode) < 0)
+        return rs_fail(err, "cannot set mode: %s", strerror(errno));
     return 0;
 }
 
@@ -264,7 +276,8 @@ int rs_output_commit_kept(const char *path, rs_output_kept *kept, rs_error *err)
         return rs_fail(err, "%s: no temporary is kept for it", path);
     if (!(tmp = temporary_path(path, kept->suffix)))
         return rs_fail(err, "out of memory");
-    /* Its mode was set on its descriptor when it was sealed. */
+    if (set_mode_nofollow(tmp, kept->mode, err) < 0)
+        return rs_error_prefix(err, "%s", path);
     if (rename(tmp, path) < 0)
         return rs_fail(err, "%s: cannot rename into place: %s", path, strerror(errno));
     kept->suffix[0] = '\0';

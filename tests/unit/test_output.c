@@ -96,7 +96,7 @@ static void signal_removes_every_thread_output(const char *dir)
     CHECK(count_entries(dir) == 0);
 }
 
-/* A kept output holds only its temporary's suffix (its mode set when sealed): it is found
+/* A kept output holds only its temporary's suffix and mode: it is found
  * again from the target's path, committed with its mode, or removed. */
 static void kept_outputs(const char *dir)
 {
