@@ -1,4 +1,5 @@
-/* Files, one job to a source file: input.c, output.c, dirs.c (directories
+/* Files, one job to a source file: input.c, output.c (temporaries made,
+ * committed, removed), output_write.c (writing them), dirs.c (directories
  * and paths), beneath.c (opening below a directory), lock.c.
  *
  * Inputs are read by position (never loaded whole, never modified; reads
@@ -70,12 +71,29 @@ typedef struct rs_output {
     rs_output_observer observe;
     void *observe_ctx;
     bool durable;            /* fsync before commit (batches sync once instead) */
-    mode_t mode;             /* given at commit: until then the file is 0600 */
+    mode_t mode;             /* given at commit (fchmod): until then the file is 0600 */
+    /* The directory the temporary was made in, held open until commit: the
+     * mode is set on the descriptor and the rename made within this
+     * directory, never through a path another user could have replaced. */
+    int dir;
+    bool dir_open;
+    dev_t dev;               /* the temporary's identity: what commit must find at path */
+    ino_t ino;
 } rs_output;
 
 /* Creates a temporary file beside path; it is private (0600) while being
- * written and gets `mode` (less the umask) when committed. */
+ * written and gets `mode` (less the umask) when committed. Commit fails,
+ * reporting it, if path is then anything but that file (a user who can
+ * write the directory swapped the temporary for a link or another file). */
 int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err);
+/* The same for name (one component) in the directory open on dir, named
+ * dir_name in errors: for directories others can write, opened with
+ * rs_dir_open_nofollow. dir is duplicated; the caller keeps its own. */
+int rs_output_open_at(rs_output *out, int dir, const char *dir_name, const char *name, mode_t mode, rs_error *err);
+/* For tests only: called, when set, by rs_output_commit just before it
+ * seals the temporary (tmp_path), so a test can replace it deterministically
+ * as a racing user would. NULL in every program. */
+extern void (*rs_output_test_before_commit)(const char *tmp_path);
 int rs_output_write(rs_output *out, const void *data, size_t len, rs_error *err);
 int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err);
 int rs_output_copy(rs_output *out, const rs_input *in, uint64_t off, uint64_t len, rs_error *err);
@@ -86,7 +104,9 @@ int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, 
  * readers see the old file or the whole new one, and a failed or
  * interrupted command leaves nothing. */
 int rs_output_seal(rs_output *out, rs_error *err);
-/* Seals if needed and renames the temporary file onto the target. */
+/* Gives the temporary its mode (fchmod), seals it if needed, renames it
+ * onto the target within the directory held open, and checks that the
+ * target is then that file. */
 int rs_output_commit(rs_output *out, rs_error *err);
 /* Removes the temporary file unless committed. Safe to call twice. */
 void rs_output_abort(rs_output *out);
@@ -104,7 +124,9 @@ typedef struct rs_output_kept {
 
 /* Seals out and keeps its temporary as *kept; out is then empty. */
 int rs_output_keep(rs_output *out, rs_output_kept *kept, rs_error *err);
-/* Renames the temporary kept for path onto path. */
+/* Gives the temporary kept for path its mode, on a descriptor opened
+ * refusing a link, and renames it onto path by name: for a tree of the
+ * caller's own, which no one else can write. */
 int rs_output_commit_kept(const char *path, rs_output_kept *kept, rs_error *err);
 /* Removes the temporary kept for path, if any. */
 void rs_output_abort_kept(const char *path, rs_output_kept *kept);
@@ -126,12 +148,32 @@ void rs_remove_empty_dirs(const char *dir);
  * any thread starts. */
 void rs_umask_set(mode_t mask);
 
+/* Opens a directory that others may be able to write (an upload queue),
+ * refusing a symbolic link in its place: the descriptor every write into
+ * it goes through (rs_output_open_at, renames within it). */
+int rs_dir_open_nofollow(const char *path, int *fd, rs_error *err);
+
+/* Fails, naming it, when a user other than this process's and root could
+ * replace what is written in the directory path (which, missing, passes):
+ * it or a directory above it (resolved) is theirs, or writable by others
+ * (a sticky one above it excepted, where no one replaces another's
+ * entries). For directories that must not be shared (the service's
+ * output and log): there, writing by name is then safe. */
+int rs_dir_check_unshared(const char *path, rs_error *err);
+
+/* Makes the directory path (which must not exist) with exactly mode,
+ * whatever the umask, set through a descriptor of it. */
+int rs_mkdir_exact(const char *path, mode_t mode, rs_error *err);
+
 /* Creates every missing parent directory of path (not path itself). */
 int rs_mkdir_parents(const char *path, rs_error *err);
 /* The same, telling in *made the length of path's prefix that names the
  * shallowest directory made (0: none was), also when it fails part-way:
  * what a failed command must remove to leave nothing behind. */
 int rs_mkdir_parents_made(const char *path, size_t *made, rs_error *err);
+/* The same, each directory it makes given exactly mode, whatever the
+ * umask: for a tree that is published on purpose (the log's tiles). */
+int rs_mkdir_parents_mode(const char *path, mode_t mode, size_t *made, rs_error *err);
 
 /* Writes a new file (refusing to replace one), creating its parent
  * directories as needed. Only for files inside a private work directory
@@ -192,10 +234,15 @@ ssize_t rs_read_all(int fd, void *buf, size_t len);
 
 /* Writes a whole buffer atomically. */
 int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
+/* The same, the file given exactly mode whatever the umask: for a file
+ * published for other users to read (the service's umask is 077). */
+int rs_write_public_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err);
 /* Copies a file to dst through a fixed buffer (never the whole file in
  * memory), synced, then renamed into place. The copy gets exactly mode,
  * whatever the umask: a copy that is published must stay readable. */
 int rs_copy_file(const char *src, const char *dst, mode_t mode, rs_error *err);
+/* The same into name in the directory open on dir (rs_output_open_at). */
+int rs_copy_file_at(const char *src, int dir, const char *dir_name, const char *name, mode_t mode, rs_error *err);
 
 /* Registers an output so a fatal signal removes its temporary file. */
 void rs_output_track_signals(void);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,17 +90,44 @@ static char *temporary_path(const char *path, const char *suffix)
     return tmp;
 }
 
-int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
+static const char *base_name(const char *path)
 {
-    memset(out, 0, sizeof(*out));
-    out->fd = -1;
-    if (!(out->tmp_path = temporary_path(path, "XXXXXX")))
+    const char *slash = strrchr(path, '/');
+
+    return slash ? slash + 1 : path;
+}
+
+void (*rs_output_test_before_commit)(const char *tmp_path);
+
+/* Six random characters in place of the temporary's XXXXXX, as mkostemp
+ * would, but created with openat in the directory held open: O_EXCL and
+ * O_NOFOLLOW, so nothing planted under that name is opened. */
+static int create_temporary(rs_output *out)
+{
+    static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    char *x = out->tmp_path + strlen(out->tmp_path) - 6;
+    uint8_t r[6];
+
+    for (int tries = 0; tries < 100; tries++) {
+        if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+            return -1;
+        for (int i = 0; i < 6; i++)
+            x[i] = chars[r[i] % (sizeof(chars) - 1)];
+        out->fd = openat(out->dir, base_name(out->tmp_path), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (out->fd >= 0 || errno != EEXIST)
+            return out->fd;
+    }
+    return -1;
+}
+
+/* out->dir is open and out->path set: the temporary beside it. */
+static int open_temporary(rs_output *out, mode_t mode, rs_error *err)
+{
+    struct stat st;
+
+    if (!(out->tmp_path = temporary_path(out->path, "XXXXXX")))
         return rs_fail(err, "out of memory");
-    out->path = strdup(path);
-    if (!out->path)
-        return rs_fail(err, "out of memory");
-    out->fd = mkostemp(out->tmp_path, O_CLOEXEC);
-    if (out->fd < 0) {
+    if (create_temporary(out) < 0 || fstat(out->fd, &st) < 0) {
         int e = errno;
 
         *strrchr(out->tmp_path, '/') = '\0';   /* the directory it was to be in */
@@ -108,125 +136,55 @@ int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
         out->tmp_path = NULL;
         return -1;
     }
+    out->dev = st.st_dev;
+    out->ino = st.st_ino;
     track(out->tmp_path);
     out->mode = mode & 0777 & ~process_umask;
     return 0;
 }
 
-/* copy_file_range in steps of this much, so a signal is seen between them. */
-#define RS_COPY_CHUNK (64u << 20)
-
-/* The one write loop: at the file position when off is negative, else at
- * off. A short write is retried for the rest, so a failure reports the
- * errno of the write that failed rather than whatever errno held before. */
-static int write_loop(int fd, const void *data, size_t len, off_t off)
+static void output_init(rs_output *out)
 {
-    const uint8_t *p = data;
-
-    while (len) {
-        ssize_t n = off < 0 ? write(fd, p, len) : pwrite(fd, p, len, off);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-        if (off >= 0)
-            off += n;
-    }
-    return 0;
+    memset(out, 0, sizeof(*out));
+    out->fd = -1;
+    out->dir = -1;
 }
 
-int rs_write_all(int fd, const void *data, size_t len)
+/* The directory is followed if a link (as a command's --output always
+ * was); it is held from here on, so the rename lands where the temporary
+ * was made. */
+int rs_output_open(rs_output *out, const char *path, mode_t mode, rs_error *err)
 {
-    return write_loop(fd, data, len, -1);
-}
+    _cleanup_free_ char *copy = strdup(path);
 
-int rs_pwrite_all(int fd, const void *data, size_t len, off_t off)
-{
-    return off < 0 ? (errno = EINVAL, -1) : write_loop(fd, data, len, off);
-}
-
-int rs_output_write(rs_output *out, const void *data, size_t len, rs_error *err)
-{
-    if (out->observe && len)
-        out->observe(out->observe_ctx, data, len);
-    if (rs_write_all(out->fd, data, len) < 0)
-        return rs_fail_sys(err, errno, "write failed: %s", strerror(errno));
-    out->written += len;
-    return 0;
-}
-
-int rs_output_zeros(rs_output *out, uint64_t len, rs_error *err)
-{
-    static const uint8_t zeros[4096];
-
-    while (len) {
-        size_t n = len > sizeof(zeros) ? sizeof(zeros) : (size_t)len;
-
-        if (rs_output_write(out, zeros, n, err) < 0)
-            return -1;
-        len -= n;
-    }
-    return 0;
-}
-
-/* The kernel copies [*off, *off+*len) from the page cache, so the bytes
- * hashed a moment ago are not read through this process a second time.
- * Stops early, with no error, where the file systems cannot do it (the
- * caller copies the rest itself). */
-static int copy_in_kernel(rs_output *out, const rs_input *in, uint64_t *off, uint64_t *len, rs_error *err)
-{
-    while (*len && *off <= INT64_MAX) {
-        loff_t from = (loff_t)*off;
-        ssize_t n = copy_file_range(in->fd, &from, out->fd, NULL, *len > RS_COPY_CHUNK ? RS_COPY_CHUNK : *len, 0);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP ||
-                      errno == EBADF || errno == ETXTBSY))
-            return 0;
-        if (n < 0)
-            return rs_fail_sys(err, errno, "write failed: %s", strerror(errno));
-        if (n == 0)
-            return rs_fail(err, "file shrank while being read");
-        *off += (uint64_t)n;
-        *len -= (uint64_t)n;
-        out->written += (uint64_t)n;
-    }
-    return 0;
-}
-
-int rs_output_copy(rs_output *out, const rs_input *in, uint64_t off, uint64_t len, rs_error *err)
-{
-    _cleanup_free_ uint8_t *buf = NULL;
-
-    /* An observer must see the bytes, so it gets them through a buffer. */
-    if (!out->observe && copy_in_kernel(out, in, &off, &len, err) < 0)
-        return -1;
-    if (!len)
-        return 0;
-    if (!(buf = malloc(len < RS_FILE_CHUNK ? len : RS_FILE_CHUNK)))
+    output_init(out);
+    if (!copy || !(out->path = strdup(path)))
         return rs_fail(err, "out of memory");
-    while (len) {
-        size_t n = len > RS_FILE_CHUNK ? RS_FILE_CHUNK : (size_t)len;
-
-        if (rs_input_read(in, off, buf, n, err) < 0 || rs_output_write(out, buf, n, err) < 0)
-            return -1;
-        off += n;
-        len -= n;
-    }
-    return 0;
+    if ((out->dir = open(dirname(copy), O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return rs_fail_sys(err, errno, "cannot create output in %s: %s", copy, strerror(errno));
+    out->dir_open = true;
+    return open_temporary(out, mode, err);
 }
 
-int rs_output_patch(rs_output *out, uint64_t off, const void *data, size_t len, rs_error *err)
+int rs_output_open_at(rs_output *out, int dir, const char *dir_name, const char *name, mode_t mode, rs_error *err)
 {
-    if (off > out->written || len > out->written - off)
-        return rs_fail(err, "internal error: patch outside written output");
-    if (rs_pwrite_all(out->fd, data, len, (off_t)off) < 0)
-        return rs_fail_sys(err, errno, "write failed: %s", strerror(errno));
-    return 0;
+    output_init(out);
+    if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+        return rs_fail(err, "%s: \"%s\" is not a file name", dir_name, name);
+    if (!(out->path = rs_path_join(dir_name, name)))
+        return rs_fail(err, "out of memory");
+    if ((out->dir = fcntl(dir, F_DUPFD_CLOEXEC, 0)) < 0)
+        return rs_fail_sys(err, errno, "%s: %s", dir_name, strerror(errno));
+    out->dir_open = true;
+    return open_temporary(out, mode, err);
+}
+
+static void close_dir(rs_output *out)
+{
+    if (out->dir_open)
+        close(out->dir);
+    out->dir = -1;
+    out->dir_open = false;
 }
 
 int rs_output_seal(rs_output *out, rs_error *err)
@@ -243,23 +201,40 @@ int rs_output_seal(rs_output *out, rs_error *err)
     return 0;
 }
 
-/* A sealed temporary given its mode, then renamed onto its target. */
-static int move_into_place(const char *tmp, const char *path, mode_t mode, rs_error *err)
+/* Renamed within the directory it was made in; then what the target's name
+ * holds must be the file written: a user who can write the directory may
+ * have swapped the temporary for a link or a file of theirs meanwhile, and
+ * that is reported, not delivered as ours. */
+static int move_into_place(rs_output *out, rs_error *err)
 {
-    if (chmod(tmp, mode) < 0)
-        return rs_fail(err, "cannot set mode: %s", strerror(errno));
-    if (rename(tmp, path) < 0)
+    const char *name = base_name(out->path);
+    struct stat st;
+
+    if (renameat(out->dir, base_name(out->tmp_path), out->dir, name) < 0)
         return rs_fail(err, "cannot rename into place: %s", strerror(errno));
+    if (fstatat(out->dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return rs_fail(err, "gone once renamed into place: %s", strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_dev != out->dev || st.st_ino != out->ino)
+        return rs_fail(err, "not the file written once renamed into place: another user replaced it "
+                            "(they can write the directory)");
     return 0;
 }
 
 int rs_output_commit(rs_output *out, rs_error *err)
 {
-    if (rs_output_seal(out, err) < 0 || move_into_place(out->tmp_path, out->path, out->mode, err) < 0)
+    if (rs_output_test_before_commit)
+        rs_output_test_before_commit(out->tmp_path);
+    /* The mode on the descriptor, as the last step before the rename (the
+     * temporary stays private until then): a chmod by name would follow a
+     * symlink put in the temporary's place to whatever file it names. */
+    if (out->fd >= 0 && fchmod(out->fd, out->mode) < 0)
+        return rs_fail_sys(err, errno, "cannot set mode: %s", strerror(errno));
+    if (rs_output_seal(out, err) < 0 || move_into_place(out, err) < 0)
         return -1;
     untrack(out->tmp_path);
     free(out->tmp_path);
     out->tmp_path = NULL;
+    close_dir(out);
     return 0;
 }
 
@@ -274,11 +249,22 @@ int rs_output_keep(rs_output *out, rs_output_kept *kept, rs_error *err)
         return rs_fail(err, "%s: no temporary to keep", out->path);
     memcpy(kept->suffix, suffix + 1, sizeof(kept->suffix));
     kept->mode = out->mode;
+    close_dir(out);
     untrack(out->tmp_path);
     free(out->tmp_path);
     out->tmp_path = NULL;
     free(out->path);
     out->path = NULL;
+    return 0;
+}
+
+/* A kept temporary's mode, on a descriptor opened refusing a link. */
+static int set_mode_nofollow(const char *tmp, mode_t mode, rs_error *err)
+{
+    _cleanup_close_ int fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+    if (fd < 0 || fchmod(fd, mode) < 0)
+        return rs_fail(err, "cannot set mode: %s", strerror(errno));
     return 0;
 }
 
@@ -290,8 +276,10 @@ int rs_output_commit_kept(const char *path, rs_output_kept *kept, rs_error *err)
         return rs_fail(err, "%s: no temporary is kept for it", path);
     if (!(tmp = temporary_path(path, kept->suffix)))
         return rs_fail(err, "out of memory");
-    if (move_into_place(tmp, path, kept->mode, err) < 0)
+    if (set_mode_nofollow(tmp, kept->mode, err) < 0)
         return rs_error_prefix(err, "%s", path);
+    if (rename(tmp, path) < 0)
+        return rs_fail(err, "%s: cannot rename into place: %s", path, strerror(errno));
     kept->suffix[0] = '\0';
     return 0;
 }
@@ -311,37 +299,15 @@ void rs_output_abort(rs_output *out)
         close(out->fd);
     out->fd = -1;
     if (out->tmp_path) {
-        unlink(out->tmp_path);
+        if (out->dir_open)
+            unlinkat(out->dir, base_name(out->tmp_path), 0);
+        else
+            unlink(out->tmp_path);
         untrack(out->tmp_path);
         free(out->tmp_path);
         out->tmp_path = NULL;
     }
+    close_dir(out);
     free(out->path);
     out->path = NULL;
-}
-
-
-int rs_write_file(const char *path, const void *data, size_t len, mode_t mode, rs_error *err)
-{
-    _cleanup_output_ rs_output out = { .fd = -1 };
-
-    if (rs_output_open(&out, path, mode, err) < 0 || rs_output_write(&out, data, len, err) < 0)
-        return -1;
-    return rs_output_commit(&out, err);
-}
-
-int rs_copy_file(const char *src, const char *dst, mode_t mode, rs_error *err)
-{
-    _cleanup_input_ rs_input in = { .fd = -1 };
-    _cleanup_output_ rs_output out = { .fd = -1 };
-
-    if (rs_input_open(&in, src, err) < 0)
-        return rs_error_prefix(err, "%s", src);
-    if (rs_output_open(&out, dst, mode, err) < 0)
-        return rs_error_prefix(err, "%s", dst);
-    out.durable = true;
-    out.mode = mode & 07777;
-    if (rs_output_copy(&out, &in, 0, in.size, err) < 0 || rs_output_commit(&out, err) < 0)
-        return rs_error_prefix(err, "%s", dst);
-    return 0;
 }

@@ -168,9 +168,7 @@ int rs_metrics_write(rs_metrics *m, const rs_metrics_state *st, const char *path
         return rs_fail(err, "out of memory");
     }
     /* Read by node_exporter, which runs as another user. */
-    rc = rs_write_file(path, text, len, 0644, err);
+    rc = rs_write_public_file(path, text, len, 0644, err);   /* the service's umask is 077 */
     free(text);
-    if (rc == 0 && chmod(path, 0644) < 0)   /* the service's umask is 077 */
-        rc = rs_fail(err, "%s", strerror(errno));
     return rc < 0 ? rs_error_prefix(err, "%s", path) : 0;
 }

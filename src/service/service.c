@@ -69,9 +69,11 @@ static int check_private(const char *path, rs_error *err)
  * (the service's umask is 077). An existing one is left as it is. */
 static int make_published(const char *dir, rs_error *err)
 {
-    if (mkdir(dir, 0755) < 0)
-        return errno == EEXIST ? 0 : rs_fail(err, "%s: %s", dir, strerror(errno));
-    return chmod(dir, 0755) == 0 ? 0 : rs_fail(err, "%s: %s", dir, strerror(errno));
+    struct stat st;
+
+    if (lstat(dir, &st) == 0)
+        return 0;
+    return rs_mkdir_exact(dir, 0755, err);
 }
 
 /* Without a configured log_key, the service's own: STATE/log.key, named
@@ -236,6 +238,12 @@ int rs_service_load_keys(rs_service *s, rs_error *err)
 
     if (!dir || !own_key)
         return rs_fail(err, "out of memory");
+    /* Written by name: only the service may replace what is in them (the
+     * upload queue may be shared: it is written through a descriptor). */
+    if (rs_dir_check_unshared(s->cfg.output, err) < 0)
+        return rs_error_prefix(err, "output");
+    if (rs_dir_check_unshared(dir, err) < 0)
+        return rs_error_prefix(err, "log");
     for (size_t i = 0; i < RS_SIG_TYPES; i++) {
         if (seen[i]->key && open_key(s, seen[i], seen, opened, i, &opened[i], err) < 0)
             return -1;

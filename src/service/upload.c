@@ -160,6 +160,45 @@ static int make_upload(upload *u, rs_error *err)
     return 0;
 }
 
+/* What name in the queue holds now must be what src holds: a regular
+ * file (opened refusing any link), of its size and SHA-256. */
+static int check_delivered(int queue, const char *queue_name, const char *src, const char *name, rs_error *err)
+{
+    _cleanup_input_ rs_input want = { .fd = -1 }, got = { .fd = -1 };
+    uint8_t want_md[32], got_md[32];
+    int fd;
+
+    if (rs_input_open(&want, src, err) < 0 || rs_input_sha256(&want, want_md, err) < 0)
+        return rs_error_prefix(err, "%s", src);
+    if (rs_open_beneath_no_symlinks(queue, queue_name, name, &fd, err) < 0 ||
+        rs_input_from_fd(&got, fd, name, err) < 0 || rs_input_sha256(&got, got_md, err) < 0)
+        return rs_error_prefix(err, "%s/%s: not what was delivered", queue_name, name);
+    if (got.size != want.size || memcmp(got_md, want_md, sizeof(want_md)))
+        return rs_fail(err, "%s/%s: not what was delivered: other bytes (another user can write the queue)",
+                       queue_name, name);
+    return 0;
+}
+
+int rs_upload_to_queue(const char *incoming, const char *work, const char *const *names, size_t n, rs_error *err)
+{
+    _cleanup_close_ int queue = -1;
+
+    if (rs_dir_open_nofollow(incoming, &queue, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_free_ char *src = rs_path_join(work, names[i]);
+
+        if (!src)
+            return rs_fail(err, "out of memory");
+        if (rs_copy_file_at(src, queue, incoming, names[i], 0644, err) < 0 ||
+            check_delivered(queue, incoming, src, names[i], err) < 0)
+            return -1;
+        if (syncfs(queue) < 0)
+            return rs_fail(err, "%s: cannot sync: %s", incoming, strerror(errno));
+    }
+    return 0;
+}
+
 /* Into the queue: the .changes last, so its files are all there first. */
 static int deliver(upload *u, rs_error *err)
 {
@@ -180,15 +219,7 @@ static int deliver(upload *u, rs_error *err)
         argv[n] = changes;
         return rs_run_tool(argv, u->work, err) < 0 ? rs_error_prefix(err, "upload_command") : 0;
     }
-    for (size_t i = 0; i < 3; i++) {
-        _cleanup_free_ char *src = rs_path_join(u->work, order[i]);
-
-        if (!src || copy_into(src, u->c->incoming, order[i], err) < 0)
-            return src ? rs_error_prefix(err, "incoming") : rs_fail(err, "out of memory");
-        if (rs_sync_filesystem(u->c->incoming, err) < 0)
-            return -1;
-    }
-    return 0;
+    return rs_upload_to_queue(u->c->incoming, u->work, order, 3, err) < 0 ? rs_error_prefix(err, "incoming") : 0;
 }
 
 int rs_upload_published(const rs_upload_config *c, const char *published, const char *work_dir, rs_error *err)

@@ -30,4 +30,12 @@ void rs_upload_config_free(rs_upload_config *c);
  * without an upload key. */
 int rs_upload_published(const rs_upload_config *c, const char *published, const char *work_dir, rs_error *err);
 
+/* Delivers work/NAME for each of names, in order, into the queue
+ * directory incoming, which other users may be able to write: through a
+ * descriptor of it opened refusing a link, each file written, given its
+ * mode and renamed within it, then checked (a regular file, the bytes
+ * written) before the next. Fails, naming the file, if anything was
+ * swapped in meanwhile. (rs_upload_published's queue step.) */
+int rs_upload_to_queue(const char *incoming, const char *work, const char *const *names, size_t n, rs_error *err);
+
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
@@ -69,9 +70,11 @@ static int append_bucket(const char *dir, unsigned b, const rs_hash *leaves, uin
     fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) {
         created = true;
-        if (rs_mkdir_parents_made(path, &made, err) < 0)
+        if (rs_mkdir_parents_mode(path, RS_LOG_DIR_MODE, &made, err) < 0)
             return -1;
-        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, RS_LOG_FILE_MODE);
+        if (fd >= 0 && fchmod(fd, RS_LOG_FILE_MODE) < 0)   /* published, whatever the umask (log.c) */
+            return rs_fail(err, "%s: %s", path, strerror(errno));
     }
     if (fd < 0 || rs_write_all(fd, buf, len) < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,13 +28,16 @@ uint64_t rs_translog_size(rs_translog *l)
     return l->size;
 }
 
+/* The log's tiles and checkpoint are published: readable by all on
+ * purpose (exactly 0644, set on the descriptor), whatever the umask of the
+ * process writing them; the service's own state stays 0600 under its 077. */
 static int write_new(const char *path, const void *data, size_t len, rs_error *err)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, RS_LOG_FILE_MODE), rc;
 
     if (fd < 0)
         return rs_fail(err, "%s: %s", path, strerror(errno));
-    rc = rs_write_all(fd, data, len);
+    rc = fchmod(fd, RS_LOG_FILE_MODE) < 0 ? -1 : rs_write_all(fd, data, len);
     if (close(fd) < 0 || rc < 0) {
         unlink(path);
         return rs_fail(err, "%s: %s", path, strerror(errno));
@@ -53,7 +57,7 @@ static int put_file(rs_translog *l, rs_sync_set *sync, const char *rel, const vo
 
     if (!(path = rs_path_join(l->dir, rel)) || asprintf(&tmp, "%s.tmp", path) < 0)
         return rs_fail(err, "out of memory");
-    if (rs_mkdir_parents_made(path, &made, err) < 0 || write_new(tmp, data, len, err) < 0)
+    if (rs_mkdir_parents_mode(path, RS_LOG_DIR_MODE, &made, err) < 0 || write_new(tmp, data, len, err) < 0)
         return -1;
     if (rename(tmp, path) < 0) {
         unlink(tmp);

@@ -72,9 +72,9 @@ static int create_log(rs_translog *l, rs_error *err)
         return rs_fail(err, "out of memory");
     }
     rs_remove_tree(tmp);
-    if (mkdir(tmp, 0755) < 0) {
+    if (rs_mkdir_exact(tmp, RS_LOG_DIR_MODE, err) < 0) {
         l->dir = TAKE_PTR(dir);
-        return rs_fail(err, "%s: %s", tmp, strerror(errno));
+        return -1;
     }
     l->dir = tmp;
     l->size = 0;

@@ -28,6 +28,11 @@
 #define RS_ENTRY_MAX 65535
 /* A bundle of 256 entries of at most 64 KiB each. */
 #define RS_BUNDLE_MAX (RS_TILE_WIDTH * (2 + RS_ENTRY_MAX))
+/* What a log publishes (its directory, checkpoint, tile/ and leaf-index/)
+ * is readable by all on purpose, whatever the writer's umask; its lock
+ * stays the writer's own. */
+#define RS_LOG_FILE_MODE 0644
+#define RS_LOG_DIR_MODE 0755
 
 /* "tile/<level>/<N>[.p/<width>]" relative to the log directory (width 256:
  * a full tile); level RS_TILE_ENTRIES names a bundle. */

@@ -49,15 +49,20 @@ bool efivarfs_booted_uefi(void)
     return access("/sys/firmware/efi", F_OK) == 0;
 }
 
-static int add_file(varstore *vs, const char *dir, const char *file_name, rs_error *err)
+/* Opened below the directory refusing any link (one to /etc/shadow would
+ * have its bytes read and parsed) and without blocking (a FIFO would hang
+ * the read); then only a regular file is read. */
+static int add_file(varstore *vs, int dir_fd, const char *dir, const char *file_name, rs_error *err)
 {
     _cleanup_free_ char *path = NULL;
     _cleanup_bytes_ rs_bytes buf = { 0 };
     vs_var v;
+    int fd;
 
     if (!(path = rs_path_join(dir, file_name)))
         return rs_fail(err, "out of memory");
-    if (rs_read_file(path, EFIVARFS_MAX_VAR + EFIVARFS_ATTR_SIZE, &buf, err) < 0 ||
+    if (rs_open_beneath_no_symlinks(dir_fd, dir, file_name, &fd, err) < 0 ||
+        rs_read_fd(fd, path, EFIVARFS_MAX_VAR + EFIVARFS_ATTR_SIZE, &buf, err) < 0 ||
         efivarfs_parse(file_name, buf.data, buf.len, &v, err) < 0)
         return rs_error_prefix(err, "%s", path);
     v.off = vs->image.len;
@@ -85,7 +90,7 @@ static int read_dir(DIR *d, const char *dir, varstore *vs, rs_error *err)
             continue;
         if (vs->n == EFIVARFS_MAX_VARS)
             return rs_fail(err, "%s: more than %u variables", dir, EFIVARFS_MAX_VARS);
-        if (add_file(vs, dir, e->d_name, err) < 0)
+        if (add_file(vs, dirfd(d), dir, e->d_name, err) < 0)
             return -1;
     }
     return 0;

@@ -265,6 +265,14 @@ refuses "run refuses a state directory its group can read" "" svc run --state "$
 chmod 700 "$WORK/good-state"
 check "... and runs on it once it is private again" svc run --state "$WORK/good-state" --once
 
+# ---- output and log: never shared, published on purpose ----
+chmod 777 "$WORK/good-out"
+refuses "run refuses an output directory others can write" "" svc run --state "$WORK/good-state" --once
+check "... naming it" grep -q "output: .*good-out: mode 0777 lets other users replace what is written below it" "$WORK/.err"
+chmod 755 "$WORK/good-out"
+check "the log is published under the service's umask 077: checkpoint 0644, tile/ and leaf-index/ 0755" \
+    test "$(stat -c %a "$WORK/good-log" "$WORK/good-log/checkpoint" "$WORK/good-log/tile" "$WORK/good-log/leaf-index" | tr '\n' ' ')" = "755 644 755 755 "
+
 # ---- signed inputs and a replayed export (gpg) ----
 if command -v gpg >/dev/null && command -v gpgv >/dev/null; then
     export GNUPGHOME=$WORK/gnupg
