@@ -110,6 +110,9 @@ static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_e
              ? rs_fail(err, "template %s: its Source: is %s, but the request is for source %s", r->package,
                        tpl.source ? tpl.source : "unknown", r->source)
              : 0;
+    /* What the upload key would upload, refused before anything is signed. */
+    if (rc == 0)
+        rc = svc_check_signed(s, &tpl, r->id, err);
     for (size_t i = 0; rc == 0 && i < tpl.files.n_packages; i++) {
         const rs_sign_package *p = &tpl.files.packages[i];
         _cleanup_free_ char *owned = NULL;
