@@ -44,8 +44,8 @@ int svc_check_newer(rs_service *s, const char *source, const char *version, cons
         return rs_error_prefix(err, "%s", source);
     if (cmp <= 0)
         return rs_fail(err, "the -signed source %s %s: refused, as its version is not newer in dpkg's order than "
-                            "%s, the last this service published for %s%s%s",
-                       source, version, last, source, space ? " (request " : "", space ? ")" : "");
+                            "%s, the last this service published for %s (request %s)",
+                       source, version, last, source, space ? space : "unknown");
     return 0;
 }
 
