@@ -104,20 +104,23 @@ static bool has_prefix(const char *s, const char *prefix)
     return !strncmp(s, prefix, strlen(prefix));
 }
 
-/* The kernel's templates: linux-image-X-signed-template of source linux
- * or linux-SUFFIX. *mid is "-X" (as "-amd64" or "-6.12-amd64"). */
+/* The kernel's templates: linux-image-X-signed-template of source linux,
+ * or of source linux-SUFFIX when X starts with SUFFIX (linux-6.12:
+ * linux-image-6.12-amd64-signed-template), so that another linux-* source
+ * cannot name the kernel's packages. *mid is "-X" ("-amd64", "-6.12-amd64"). */
 static bool kernel_form(const rs_template *t, const char **mid, size_t *len)
 {
-    const char *pre = "linux-image", *post = "-signed-template";
+    const char *pre = "linux-image", *post = "-signed-template", *suffix;
     size_t n = t->package ? strlen(t->package) : 0;
 
     if (!t->source || (strcmp(t->source, "linux") && !has_prefix(t->source, "linux-")))
         return false;
     if (n < strlen(pre) + strlen(post) + 2 || !has_prefix(t->package, pre) || !rs_name_has_suffix(t->package, post))
         return false;
+    suffix = t->source + strlen("linux");
     *mid = t->package + strlen(pre);
     *len = n - strlen(pre) - strlen(post);
-    return (*mid)[0] == '-';
+    return *len > strlen(suffix) + 1 && has_prefix(*mid, suffix) && (*mid)[strlen(suffix)] == '-';
 }
 
 /* The -signed source name Debian's naming gives the template; NULL: none. */
@@ -175,8 +178,12 @@ static bool kernel_binary(const rs_template *t, const char *b)
         _cleanup_free_ char *f = NULL, *udeb = NULL;
 
         if (n <= strlen(pre) + strlen(post) || !has_prefix(u, pre) || !rs_name_has_suffix(u, post) ||
-            !(f = strndup(u + strlen(pre), n - strlen(pre) - strlen(post))) || asprintf(&udeb, "-%s-di", f) < 0)
+            !(f = strndup(u + strlen(pre), n - strlen(pre) - strlen(post))))
             continue;
+        if (asprintf(&udeb, "-%s-di", f) < 0) {
+            udeb = NULL;   /* asprintf leaves it undefined: the cleanup would free it */
+            continue;
+        }
         if (named(b, "linux-image-%s", f) || (strlen(b) > strlen(udeb) && rs_name_has_suffix(b, udeb)))
             return true;
         if ((flavour = flavour_of(f)) &&

@@ -5,7 +5,7 @@
  *   - the -signed source name is the template package's name without
  *     "-template" (grub-efi-amd64-signed-template: grub-efi-amd64-signed);
  *     for the kernel's templates, linux-image-X-signed-template of source
- *     linux or linux-*: linux-signed-X;
+ *     linux, or of linux-SUFFIX when X starts with SUFFIX: linux-signed-X;
  *   - each binary package of its debian/control is that -signed source
  *     name; for the kernel's, also linux-image-F for each unsigned
  *     linux-image-F-unsigned in files.json, the installer's *-F-di, and

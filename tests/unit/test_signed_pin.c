@@ -94,8 +94,16 @@ static void test_refused(void)
                 "shim-helpers-amd64-signed linux-image-amd64", NULL, &err) < 0);
     CHECK(strstr(err.msg, "builds the binary package linux-image-amd64: refused, as it is not the -signed source's "
                           "own name shim-helpers-amd64-signed, and \"signed_sources\".\"shim\".\"binaries\""));
-    /* The kernel's names belong to the kernel's sources only. */
+    /* The kernel's names belong to the kernel's sources only, each its own. */
     CHECK(check("linux-image-amd64-signed-template", "shim", K61, "linux-signed-amd64", "linux-signed-amd64",
+                NULL, &err) < 0);
+    CHECK(check("linux-image-amd64-signed-template", "linux-6.12", K61, "linux-signed-amd64", "linux-signed-amd64",
+                NULL, &err) < 0);
+    CHECK(check("linux-image-amd64-signed-template", "linux-wlan-ng", K61, "linux-signed-amd64",
+                "linux-signed-amd64", NULL, &err) < 0);
+    CHECK(check("linux-image-wlan-ng-amd64-signed-template", "linux-wlan-ng", "", "linux-signed-wlan-ng-amd64",
+                "linux-signed-wlan-ng-amd64", NULL, &err) == 0);
+    CHECK(check("linux-image-6.12-signed-template", "linux-6.12", K612, "linux-signed-6.12", "linux-signed-6.12",
                 NULL, &err) < 0);
     CHECK(check("linux-image-amd64-signed-template", "linux", K61, "linux-signed-amd64",
                 "linux-image-6.1.0-57-amd64 shim-signed", NULL, &err) < 0);
