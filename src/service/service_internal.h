@@ -66,11 +66,12 @@ int svc_publish(rs_service *s, const rs_state_row *row, bool *refused, rs_error 
 void svc_clean_output(rs_service *s);
 /* The -signed source a template makes (service_signed.c): its names as the
  * configuration pins them (service/signed_pin.h), and its version newer
- * than the last published for that source, unless request id published it. */
-int svc_check_signed(rs_service *s, const rs_template *t, const char *id, rs_error *err);
-int svc_check_newer(rs_service *s, const char *source, const char *version, const char *id, rs_error *err);
-/* Records source's version as the last published, by request id. */
-int svc_record_published(rs_service *s, const char *source, const char *version, const char *id, rs_error *err);
+ * than the last published for that source and r's codename, unless r
+ * published it. */
+int svc_check_signed(rs_service *s, const rs_template *t, const rs_request *r, rs_error *err);
+int svc_check_newer(rs_service *s, const rs_request *r, const char *source, const char *version, rs_error *err);
+/* Records source's version as the last published for r's codename, by r. */
+int svc_record_published(rs_service *s, const rs_request *r, const char *source, const char *version, rs_error *err);
 /* The Source: and Version: of the one .dsc in dir; both NULL when dir or
  * its .dsc is missing. */
 int svc_published_source(const char *dir, char **source, char **version, rs_error *err);

@@ -147,7 +147,7 @@ int svc_publish(rs_service *s, const rs_state_row *row, bool *refused, rs_error 
         return rs_fail(err, "out of memory");
     if (svc_published_source(access(dest, F_OK) == 0 ? dest : g.pub, &source, &version, err) < 0)
         return -1;
-    if (source && svc_check_newer(s, source, version, row->req.id, &why) < 0) {
+    if (source && svc_check_newer(s, &row->req, source, version, &why) < 0) {
         *refused = true;
         return refuse(s, row, &g, &why, err);
     }
@@ -173,7 +173,7 @@ int svc_publish(rs_service *s, const rs_state_row *row, bool *refused, rs_error 
         rs_state_set_failed(s->state, row->req.id, why.msg, true, (int64_t)time(NULL) + UPLOAD_RETRY_S, err);
         return rs_fail(err, "%s: %s", row->req.id, why.msg);
     }
-    if ((source && svc_record_published(s, source, version, row->req.id, err) < 0) ||
+    if ((source && svc_record_published(s, &row->req, source, version, err) < 0) ||
         rs_state_set_status(s->state, row->req.id, RS_REQ_PUBLISHED, NULL, err) < 0)
         return -1;
     rs_remove_tree(g.dir);

@@ -112,7 +112,7 @@ static int fetch_inputs(rs_service *s, const rs_request *r, const stage *g, rs_e
              : 0;
     /* What the upload key would upload, refused before anything is signed. */
     if (rc == 0)
-        rc = svc_check_signed(s, &tpl, r->id, err);
+        rc = svc_check_signed(s, &tpl, r, err);
     for (size_t i = 0; rc == 0 && i < tpl.files.n_packages; i++) {
         const rs_sign_package *p = &tpl.files.packages[i];
         _cleanup_free_ char *owned = NULL;

@@ -151,7 +151,7 @@ check "... the uploaded .dsc is the published one, clearsigned" bash -c "
         cmp - '$WORK/versions-out/$(id 1.0)/shim-helpers-amd64-signed_1+1.0.dsc'"
 check "... its signature is in the transparency log" test "$(log_size "$WORK/versions-log")" = 1
 service versions "" 1.1 1.2 || true
-check "the same -signed version again is refused" says "$WORK/versions-state" "$(id 1.1)" "the -signed source shim-helpers-amd64-signed 1+1.0: refused, as its version is not newer in dpkg's order than 1+1.0, the last this service published for shim-helpers-amd64-signed (request $(id 1.0))"
+check "the same -signed version again is refused" says "$WORK/versions-state" "$(id 1.1)" "the -signed source shim-helpers-amd64-signed 1+1.0: refused, as its version is not newer in dpkg's order than 1+1.0, the last this service published for shim-helpers-amd64-signed in sid (request $(id 1.0))"
 check "an older one (1+1.0~rc1, by dpkg's ~) is refused" says "$WORK/versions-state" "$(id 1.2)" "the -signed source shim-helpers-amd64-signed 1+1.0~rc1: refused, as its version is not newer"
 check "... both as refusals" test "$(row "$WORK/versions-state" "$(id 1.1)" failure) $(row "$WORK/versions-state" "$(id 1.2)" failure)" = "refused refused"
 check "... recorded in the log of operations" grep -q "$(id 1.2): refused: .*not newer" "$WORK/versions.run"
