@@ -15,7 +15,8 @@
 static const char *const known_keys[] = {
     "archive", "archive_keyring", "requests", "requests_signature", "requests_keyring", "keys", "log_key",
     "trusted_certs_allowlist", "output", "log", "embargoed_suites", "socket", "poll_interval",
-    "allowed_foreign_sources", "max_age_days", "metrics_file", "allow_unsigned_archive", RS_UPLOAD_CONFIG_NAMES, NULL,
+    "allowed_foreign_sources", "max_age_days", "metrics_file", "allow_unsigned_archive", RS_UPLOAD_CONFIG_NAMES,
+    RS_SIGNED_PINS_CONFIG_NAMES, NULL,
 };
 
 void rs_service_config_free(rs_service_config *c)
@@ -40,6 +41,7 @@ void rs_service_config_free(rs_service_config *c)
     }
     free(c->foreign);
     rs_upload_config_free(&c->upload);
+    rs_signed_pins_free(&c->signed_pins);
     memset(c, 0, sizeof(*c));
 }
 
@@ -272,7 +274,7 @@ static int get_fields(const json_t *doc, rs_service_config *c, rs_error *err)
         get_path(doc, "log", false, false, &c->log_dir, err) < 0 ||
         get_path(doc, "metrics_file", false, false, &c->metrics_file, err) < 0 || get_keys(doc, c, err) < 0 ||
         get_suites(doc, c, err) < 0 || get_socket(doc, c, err) < 0 || get_foreign(doc, c, err) < 0 ||
-        rs_upload_config_parse(doc, &c->upload, err) < 0)
+        rs_upload_config_parse(doc, &c->upload, err) < 0 || rs_signed_pins_parse(doc, &c->signed_pins, err) < 0)
         return -1;
     if (poll && (!json_is_integer(poll) || json_integer_value(poll) < 1 || json_integer_value(poll) > 86400))
         return rs_fail(err, "\"poll_interval\" must be 1 to 86400 seconds");

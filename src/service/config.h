@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "pipeline/files_json.h"
+#include "service/signed_pin.h"
 #include "service/upload.h"
 
 typedef struct rs_key_spec {
@@ -53,6 +54,7 @@ typedef struct rs_service_config {
     rs_foreign_rule *foreign;    /* "allowed_foreign_sources" */
     size_t n_foreign;
     rs_upload_config upload;     /* the signed source-only upload (service/upload.h) */
+    rs_signed_pins signed_pins;  /* "signed_sources": what a template's -signed source may be (service/signed_pin.h) */
 } rs_service_config;
 
 int rs_service_config_parse(const char *text, size_t len, rs_service_config *out, rs_error *err);

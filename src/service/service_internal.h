@@ -4,12 +4,15 @@
  *   service_intake.c   requests.json in, embargo by a suite's identity;
  *   service_sign.c     one request signed in staging;
  *   service_publish.c  signed outputs published, and uploaded;
+ *   service_signed.c   the -signed source they make: names pinned, version newer;
  *   service_pass.c     passes, serving, status, release, retry, metrics. */
 #ifndef RS_SERVICE_INTERNAL_H
 #define RS_SERVICE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "pipeline/template.h"
 #include "service/metrics.h"
 #include "service/repo.h"
 #include "service/service.h"
@@ -58,9 +61,22 @@ int svc_stage_paths(rs_service *s, const char *id, stage *g, rs_error *err);
 void svc_stage_free(stage *g);
 /* pending -> signed (or held), its outputs in staging/<id>/pub. */
 int svc_sign_request(rs_service *s, const rs_state_row *row, rs_error *err);
-/* signed -> published: its log entries, OUTPUT/<id>/, the upload. */
-int svc_publish(rs_service *s, const rs_state_row *row, rs_error *err);
+/* signed -> published: its log entries, OUTPUT/<id>/, the upload. A
+ * -signed version no longer newer than the last published: the request
+ * fails, refused (*refused set, and -1 with the reason). */
+int svc_publish(rs_service *s, const rs_state_row *row, bool *refused, rs_error *err);
 /* Hidden directories a pass died in the middle of copying. */
 void svc_clean_output(rs_service *s);
+/* The -signed source a template makes (service_signed.c): its names as the
+ * configuration pins them (service/signed_pin.h), and its version newer
+ * than the last published for that source and r's codename, unless r
+ * published it. */
+int svc_check_signed(rs_service *s, const rs_template *t, const rs_request *r, rs_error *err);
+int svc_check_newer(rs_service *s, const rs_request *r, const char *source, const char *version, rs_error *err);
+/* Records source's version as the last published for r's codename, by r. */
+int svc_record_published(rs_service *s, const rs_request *r, const char *source, const char *version, rs_error *err);
+/* The Source: and Version: of the one .dsc in dir; both NULL when dir or
+ * its .dsc is missing. */
+int svc_published_source(const char *dir, char **source, char **version, rs_error *err);
 
 #endif

@@ -91,7 +91,7 @@ int rs_service_retry(rs_service *s, const char *id, size_t *n, rs_error *err)
     return rs_state_retry(s->state, id, n, err);
 }
 
-static int publish_signed(rs_service *s, rs_error *err)
+static int publish_signed(rs_service *s, rs_pass_failures *failed, rs_error *err)
 {
     rs_state_row *rows = NULL;
     size_t n = 0;
@@ -99,8 +99,15 @@ static int publish_signed(rs_service *s, rs_error *err)
 
     if (rs_state_list(s->state, RS_REQ_SIGNED, &rows, &n, err) < 0)
         return -1;
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = svc_publish(s, &rows[i], err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        bool refused;
+
+        /* A refusal is recorded with the request; the others go on. */
+        if ((rc = svc_publish(s, &rows[i], &refused, err)) < 0 && refused) {
+            failed->refused++;
+            rc = 0;
+        }
+    }
     rs_state_rows_free(rows, n);
     return rc;
 }
@@ -119,8 +126,8 @@ static int pass(rs_service *s, rs_pass_failures *failed, rs_error *err)
     if (due)
         note(s, "%zu request(s) that failed for now: trying again", due);
     /* Finish what an earlier run signed before taking on anything new. */
-    if (publish_signed(s, err) < 0 || svc_ingest(s, err) < 0 || sign_pending(s, failed, err) < 0 ||
-        publish_signed(s, err) < 0)
+    if (publish_signed(s, failed, err) < 0 || svc_ingest(s, err) < 0 || sign_pending(s, failed, err) < 0 ||
+        publish_signed(s, failed, err) < 0)
         return -1;
     return rs_translog_checkpoint(s->log, err);
 }
@@ -256,13 +263,14 @@ int rs_service_release_and_publish(rs_service *s, const char *id, rs_error *err)
 {
     rs_state_row *rows = NULL, *row;
     size_t n = 0;
+    bool refused;
     int rc;
 
     if (rs_service_release(s, id, err) < 0)
         return -1;
     rc = find_row(s, id, &rows, &n, &row, err);
     if (rc == 0)
-        rc = svc_publish(s, row, err);
+        rc = svc_publish(s, row, &refused, err);
     rs_state_rows_free(rows, n);
     /* The entries it exported are covered by a signed head before this returns. */
     return rc < 0 ? -1 : rs_translog_checkpoint(s->log, err);

@@ -121,13 +121,36 @@ static int check_outputs(const char *dest, const char *outputs, rs_error *err)
     return 0;
 }
 
-int svc_publish(rs_service *s, const rs_state_row *row, rs_error *err)
+/* A -signed version not newer than the last published, checked again
+ * here: another request of the same source may have been published since
+ * this one was signed (an embargo released late, two in one pass). The
+ * request fails, refused, before its signatures are logged or published;
+ * staging is cleared, so nothing of it is left to publish. */
+static int refuse(rs_service *s, const rs_state_row *row, const stage *g, const rs_error *why, rs_error *err)
+{
+    rs_notef(s->note, s->note_ctx, &(rs_log_fields){ .priority = LOG_WARNING, .request = row->req.id },
+             "%s: refused: %s", row->req.id, why->msg);
+    if (rs_state_set_failed(s->state, row->req.id, why->msg, false, 0, err) < 0)
+        return -1;
+    rs_remove_tree(g->dir);
+    return rs_fail(err, "%s: %s", row->req.id, why->msg);
+}
+
+int svc_publish(rs_service *s, const rs_state_row *row, bool *refused, rs_error *err)
 {
     _cleanup_(svc_stage_free) stage g = { 0 };   /* still freed if stage_paths never runs */
-    _cleanup_free_ char *dest = rs_path_join(s->cfg.output, row->req.id);
+    _cleanup_free_ char *dest = rs_path_join(s->cfg.output, row->req.id), *source = NULL, *version = NULL;
+    rs_error why;
 
+    *refused = false;
     if (!dest || svc_stage_paths(s, row->req.id, &g, err) < 0)
         return rs_fail(err, "out of memory");
+    if (svc_published_source(access(dest, F_OK) == 0 ? dest : g.pub, &source, &version, err) < 0)
+        return -1;
+    if (source && svc_check_newer(s, &row->req, source, version, &why) < 0) {
+        *refused = true;
+        return refuse(s, row, &g, &why, err);
+    }
     if (append_to_log(s, row, err) < 0)
         return rs_error_prefix(err, "%s", row->req.id);
     if (access(dest, F_OK) < 0) {
@@ -144,14 +167,14 @@ int svc_publish(rs_service *s, const rs_state_row *row, rs_error *err)
      * only at `service release`. An upload that cannot be made or
      * delivered fails the request, never goes out unsigned; it is tried
      * again later, as a transient failure. */
-    rs_error why;
     if (rs_upload_published(&s->cfg.upload, dest, g.dir, &why) < 0) {
         rs_notef(s->note, s->note_ctx, &(rs_log_fields){ .priority = LOG_WARNING, .request = row->req.id },
                  "%s: failed, for now: %s", row->req.id, why.msg);
         rs_state_set_failed(s->state, row->req.id, why.msg, true, (int64_t)time(NULL) + UPLOAD_RETRY_S, err);
         return rs_fail(err, "%s: %s", row->req.id, why.msg);
     }
-    if (rs_state_set_status(s->state, row->req.id, RS_REQ_PUBLISHED, NULL, err) < 0)
+    if ((source && svc_record_published(s, &row->req, source, version, err) < 0) ||
+        rs_state_set_status(s->state, row->req.id, RS_REQ_PUBLISHED, NULL, err) < 0)
         return -1;
     rs_remove_tree(g.dir);
     note(s, "%s: published", row->req.id);

@@ -155,6 +155,9 @@ static int fetch_inputs(rs_service *s, archive_view *v, const stage *g, rs_error
              ? rs_fail(err, "template %s: its Source: is %s, but the request is for source %s", r->package,
                        tpl.source ? tpl.source : "unknown", r->source)
              : 0;
+    /* What the upload key would upload, refused before anything is signed. */
+    if (rc == 0)
+        rc = svc_check_signed(s, &tpl, r, err);
     for (size_t i = 0; rc == 0 && i < tpl.files.n_packages; i++) {
         const rs_sign_package *p = &tpl.files.packages[i];
         _cleanup_free_ char *owned = NULL;

@@ -181,6 +181,10 @@ gpg --homedir "$upload_home" --batch --quiet --passphrase '' --quick-gen-key 'up
     ed25519 sign never 2>/dev/null
 upload_fpr=$(gpg --homedir "$upload_home" --with-colons --list-keys 2>/dev/null | awk -F: '/^fpr/ { print $10; exit }')
 mkdir -p "$full/incoming"
+# The security update held: were both uploaded, the pass after the retry
+# would publish it first and then refuse the older one as not newer
+# (docs/security.md, "The upload").
+write_requests "$WORK/up-requests.json" true
 write_config up "$repo" ", \"upload_key\": \"$upload_fpr\", \"gnupg_home\": \"$upload_home\", \"incoming\": \"$full/incoming\""
 svc init --state "$WORK/up-state" --config "$WORK/up.json" >/dev/null
 fill
@@ -195,6 +199,6 @@ check "with room again, retry and the next pass upload" bash -c "
     '$REPROSIGN' service retry --state '$WORK/up-state' --all-failed &&
     '$REPROSIGN' service run --state '$WORK/up-state' --once"
 ls -A "$full/incoming" | sort >"$WORK/up.ls"
-check "... each request once: .dsc, .tar.xz, _source.changes" test "$(grep -c '_source\.changes$' "$WORK/up.ls") \
-$(grep -c '\.dsc$' "$WORK/up.ls") $(grep -c '\.tar\.xz$' "$WORK/up.ls") $(wc -l <"$WORK/up.ls")" = "2 2 2 6"
+check "... once: .dsc, .tar.xz, _source.changes" test "$(grep -c '_source\.changes$' "$WORK/up.ls") \
+$(grep -c '\.dsc$' "$WORK/up.ls") $(grep -c '\.tar\.xz$' "$WORK/up.ls") $(wc -l <"$WORK/up.ls")" = "1 1 1 3"
 finish

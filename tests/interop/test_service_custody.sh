@@ -21,6 +21,10 @@ foo_template() {  # foo_template OUT.deb: shim's template, claimed by source foo
     sed -i 's/^Package: .*/Package: foo-signed-template/; /^Source:/d' "$t/DEBIAN/control"
     echo "Source: foo" >>"$t/DEBIAN/control"
     mv "$t"/usr/share/code-signing/shim-helpers-amd64-signed-template "$t/usr/share/code-signing/foo-signed-template"
+    # Its -signed source is foo-signed, as the service pins it (test_service_pin.sh).
+    sed -i '1s/^shim-helpers-amd64-signed /foo-signed /' "$t/usr/share/code-signing/foo-signed-template/source-template/debian/changelog"
+    sed -i 's/^\(Source\|Package\): shim-helpers-amd64-signed$/\1: foo-signed/' \
+        "$t/usr/share/code-signing/foo-signed-template/source-template/debian/control"
     dpkg-deb -b "$t" "$1" >/dev/null
 }
 foo_template "$WORK/foo.deb"

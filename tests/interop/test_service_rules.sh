@@ -43,15 +43,18 @@ pkg() {  # pkg DIR PACKAGE SOURCE: a .deb of DIR's tree, in $WORK/pool
 }
 mkdir -p "$WORK/u/usr/lib/hello" && cp "$WORK/hello.efi" "$WORK/u/usr/lib/hello/hello.efi"
 pkg "$WORK/u" hello-unsigned hello
-template() {  # template PACKAGE SOURCE [TRUSTED-CERT]: a signing template naming hello-unsigned
-    local t=$WORK/t-$1 share=$WORK/t-$1/usr/share/code-signing/$1 certs=${3:+\"$3\"}
+# template PACKAGE SOURCE [TRUSTED-CERT]: a signing template naming
+# hello-unsigned, whose -signed source is PACKAGE without -template, as
+# the service wants it named (test_service_pin.sh)
+template() {
+    local t=$WORK/t-$1 share=$WORK/t-$1/usr/share/code-signing/$1 certs=${3:+\"$3\"} signed=${1%-template}
     mkdir -p "$share/source-template/debian/source"
     printf '{"packages": {"hello-unsigned": {"trusted_certs": [%s], "files": [{"sig_type": "efi", "file": "usr/lib/hello/hello.efi"}]}}}\n' \
         "$certs" >"$share/files.json"
-    printf 'hello-signed (1.0) unstable; urgency=medium\n\n  * Signed.\n\n -- t <t@example.org>  Sat, 04 Apr 2026 10:00:00 +0000\n' \
-        >"$share/source-template/debian/changelog"
-    printf 'Source: hello-signed\nMaintainer: t <t@example.org>\nBuild-Depends: hello-unsigned (= 1.0)\n\nPackage: hello-signed\nArchitecture: amd64\nDescription: t\n' \
-        >"$share/source-template/debian/control"
+    printf '%s (1.0) unstable; urgency=medium\n\n  * Signed.\n\n -- t <t@example.org>  Sat, 04 Apr 2026 10:00:00 +0000\n' \
+        "$signed" >"$share/source-template/debian/changelog"
+    printf 'Source: %s\nMaintainer: t <t@example.org>\nBuild-Depends: hello-unsigned (= 1.0)\n\nPackage: %s\nArchitecture: amd64\nDescription: t\n' \
+        "$signed" "$signed" >"$share/source-template/debian/control"
     printf '3.0 (native)\n' >"$share/source-template/debian/source/format"
     pkg "$t" "$1" "$2"
 }
