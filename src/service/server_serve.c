@@ -90,7 +90,9 @@ static char *serve_request(client *c, rs_frame_reader *rd, const char *msg, size
 
 void server_serve_client(client *c)
 {
-    _cleanup_(rs_frame_reader_free) rs_frame_reader rd = { .fd = c->fd };
+    _cleanup_(rs_frame_reader_free) rs_frame_reader rd = {
+        .fd = c->fd, .max_frame = RS_PROTO_MAX_REQUEST, .charge = server_charge, .charge_ctx = c
+    };
     rs_error err;
     bool eof = false;
 
@@ -99,7 +101,14 @@ void server_serve_client(client *c)
         size_t len;
         char *text;
 
-        if (rs_frame_next(&rd, &msg, &len, &eof, &err) < 0 || eof)
+        if (rs_frame_next(&rd, &msg, &len, &eof, &err) < 0) {
+            /* The stream cannot be followed past a bad frame: say why, and close. */
+            rs_notef(c->server->o.note, c->server->o.note_ctx, &(rs_log_fields){ .priority = LOG_WARNING },
+                     "socket: uid %u pid %d: closed: %s", (unsigned)c->cred.uid, (int)c->cred.pid, err.msg);
+            server_answer(c->fd, rs_answer_refused(err.msg), &err);
+            break;
+        }
+        if (eof)
             break;
         err.msg[0] = '\0';
         if (!(text = serve_request(c, &rd, msg, len, &err))) {
@@ -109,5 +118,6 @@ void server_serve_client(client *c)
         }
         if (server_answer(c->fd, text, &err) < 0)
             break;
+        rs_frame_release(&rd);
     }
 }

@@ -76,10 +76,8 @@ static int check_attached_image(rs_frame_reader *rd, const rs_offline_request *r
         close(fd);
         return rs_fail(err, "the attached image is not a sealed memfd, so it could change while it is read");
     }
-    if (rs_image_open_fd(&img, fd, "the attached image", err) < 0)
+    if (rs_image_open_fd_as(&img, fd, r->format, "the attached image", err) < 0)
         return -1;
-    if (img.format != r->format)
-        return rs_fail(err, "the attached image is a %s, not a %s", img.format->name, r->format->name);
     if (img.format->digest(&img, r->opts.md, &d, err) < 0)
         return rs_error_prefix(err, "the attached image");
     if (!rs_digest_equal(&d, &r->image_digest))
