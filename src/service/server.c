@@ -115,12 +115,13 @@ static void refuse(rs_server *s, int fd, const char *why)
 
 static void peer_exe(client *c)
 {
-    char link[64];
+    char link[64], exe[256];
     ssize_t n;
 
     snprintf(link, sizeof(link), "/proc/%d/exe", (int)c->cred.pid);
-    n = readlink(link, c->exe, sizeof(c->exe) - 1);
-    c->exe[n > 0 ? n : 0] = '\0';
+    n = readlink(link, exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    rs_socket_claim(exe, c->exe);
 }
 
 /* NULL when the peer may hold a connection (now tracked), else why not,

@@ -27,7 +27,8 @@ typedef struct client {
     int fd;
     size_t slot;                 /* in rs_server's fds, uids and held */
     struct ucred cred;
-    char exe[256];               /* the peer's executable, for the log */
+    char exe[RS_SOCKET_CLAIM_SIZE];  /* the peer's executable, for the log, escaped:
+                                      * its name is the peer's choice */
 } client;
 
 struct rs_server {

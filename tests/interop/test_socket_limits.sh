@@ -59,11 +59,14 @@ SOCK, WORK, PID = sys.argv[1], sys.argv[2], sys.argv[3]
 LIMIT = 64 * 1024
 
 
-def request(name, pad=0, values=0):
+def request(name, pad=0, values=0, file=None):
     """The request file for WORK/name.ko, its image attached, padded with
-    spaces to pad bytes or with an array that makes it values values."""
+    spaces to pad bytes or with an array that makes it values values,
+    naming file if given."""
     r = json.load(open(f"{WORK}/{name}.req"))
     r["image"] = "attached"
+    if file is not None:
+        r["file"] = file
     text = json.dumps(r)
     if values:
         have = text.count(",") + text.count("{") + text.count("[")   # none inside its strings
@@ -162,6 +165,16 @@ def main(what):
         print(a)
         assert sig(a) == open(f"{WORK}/small.value", "rb").read() if what == "values=256" else \
             a and not a["ok"] and "more than 256 JSON values" in a["error"], a
+    elif what.startswith("claim="):   # a file name of n bytes that tries to forge a journal line
+        n = int(what.split("=")[1])
+        forged = "x.ko\nsocket: uid 0 pid 1 (/sbin/init): signed module \u202eok.ko "
+        name = forged + "a" * (n - len(forged.encode()))
+        a = ask(request("small", file=name), memfd(open(f"{WORK}/small.ko", "rb").read()))
+        print(a)
+        if n > 1024:
+            assert a and not a["ok"] and "at most 1024 bytes" in a["error"], a
+        else:
+            assert sig(a) == open(f"{WORK}/small.value", "rb").read(), a
     elif what == "per-uid":
         # 32 connections each send a request of the largest size, all but
         # its last byte: 31 fit in the uid's 2 MiB and one is refused,
@@ -202,6 +215,23 @@ check "a request of exactly 64 KiB is signed" client largest-request
 check "a request of 64 KiB and one byte is refused" client request-over
 check "a request of 256 JSON values is signed" client values=256
 check "a request of 257 JSON values is refused" client values=257
+# The file a request names is the client's claim: at most 1024 bytes, and
+# written escaped, under "client", to the log and the journal.
+check "a request naming a file of 1024 bytes is signed" client claim=1024
+check "one of 1025 bytes is refused" client claim=1025
+check "the log keeps the name under client.claimed_path, escaped, and no path of its own" python3 -c "
+import json, subprocess, sys
+e = [json.loads(l) for l in subprocess.run([sys.executable, '$TESTS_DIR/interop/tlog_entries.py', '$WORK/log'],
+     capture_output=True, text=True, check=True).stdout.splitlines()]
+claims = [x['client'].get('claimed_path', '') for x in e if 'client' in x]
+want = 'x.ko\\\\x0asocket:\\\\x20uid\\\\x200'
+hit = [p for p in claims if p.startswith(want)]
+assert len(hit) == 1, claims
+assert '\\\\xe2\\\\x80\\\\xae' in hit[0] and all(0x21 <= ord(ch) < 0x7f for ch in hit[0]), hit[0]
+assert not any('path' in x for x in e), e
+"
+check "no line of the service's journal starts with the forged text" bash -c "! grep -q '^socket: uid 0 pid 1' '$WORK/service.log'"
+check "... where the claim is written escaped" grep -q 'signed module claimed x.ko\\x0asocket:' "$WORK/service.log"
 check "31 requests of 64 KiB held at once by one uid are signed, a 32nd refused" client per-uid
 check "the service still runs" kill -0 "$service_pid"
 finish
