@@ -40,13 +40,14 @@ void rs_verify_report_free(rs_verify_report *r)
     memset(r, 0, sizeof(*r));
 }
 
-static int detect(rs_image *img, const char *path, rs_error *err)
+/* Opens the image as the first of n formats whose probe takes it. */
+static int detect_among(rs_image *img, const rs_format *const *among, size_t n, const char *path, rs_error *err)
 {
-    for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
-        if (!formats[i]->probe(&img->in))
+    for (size_t i = 0; i < n; i++) {
+        if (!among[i]->probe(&img->in))
             continue;
-        img->format = formats[i];
-        if (formats[i]->open(img, err) < 0) {
+        img->format = among[i];
+        if (among[i]->open(img, err) < 0) {
             img->format = NULL;
             rs_input_close(&img->in);
             return rs_error_prefix(err, "%s", path);
@@ -54,7 +55,14 @@ static int detect(rs_image *img, const char *path, rs_error *err)
         return 0;
     }
     rs_input_close(&img->in);
+    if (n == 1)
+        return rs_fail(err, "%s: not a %s", path, among[0]->name);
     return rs_fail(err, "%s: unrecognised format (not a PE/COFF image or an ELF kernel module)", path);
+}
+
+static int detect(rs_image *img, const char *path, rs_error *err)
+{
+    return detect_among(img, formats, sizeof(formats) / sizeof(formats[0]), path, err);
 }
 
 int rs_image_open(rs_image *img, const char *path, rs_error *err)
@@ -73,6 +81,15 @@ int rs_image_open_fd(rs_image *img, int fd, const char *name, rs_error *err)
     if (rs_input_from_fd(&img->in, fd, name, err) < 0)
         return rs_error_prefix(err, "%s", name);
     return detect(img, name, err);
+}
+
+int rs_image_open_fd_as(rs_image *img, int fd, const rs_format *format, const char *name, rs_error *err)
+{
+    memset(img, 0, sizeof(*img));
+    img->in.fd = -1;
+    if (rs_input_from_fd(&img->in, fd, name, err) < 0)
+        return rs_error_prefix(err, "%s", name);
+    return detect_among(img, &format, 1, name, err);
 }
 
 void rs_image_close(rs_image *img)

@@ -145,6 +145,9 @@ const rs_format *rs_format_for_sig_type(const char *sig_type);
 int rs_image_open(rs_image *img, const char *path, rs_error *err);
 /* The same for an open file descriptor (taken over); name is for messages. */
 int rs_image_open_fd(rs_image *img, int fd, const char *name, rs_error *err);
+/* The same, trying only the one format: bytes someone else chose (the
+ * socket's attached image) reach no other format's parser. */
+int rs_image_open_fd_as(rs_image *img, int fd, const rs_format *format, const char *name, rs_error *err);
 void rs_image_close(rs_image *img);
 /* The digest a signer signs for the bytes to_be_signed gave: their hash
  * with md, or, for a format whose key signs the image digest, those bytes

@@ -13,7 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/child_env.h"
 #include "base/cleanup.h"
+
+extern char **environ;
 
 DEFINE_POINTER_CLEANUP(ctx_releasep, struct gpgme_context, gpgme_release)
 DEFINE_POINTER_CLEANUP(key_unrefp, struct _gpgme_key, gpgme_key_unref)
@@ -87,7 +90,7 @@ static int sign_into(gpgme_ctx_t ctx, const char *path, int in_fd, int out_fd, r
     return 0;
 }
 
-int rs_gpgme_clearsign(const char *gnupg_home, const char *fingerprint, const char *path, rs_error *err)
+static int clearsign(const char *gnupg_home, const char *fingerprint, const char *path, rs_error *err)
 {
     _cleanup_(ctx_releasep) struct gpgme_context *ctx = NULL;
     _cleanup_(key_unrefp) struct _gpgme_key *key = NULL;
@@ -113,5 +116,36 @@ int rs_gpgme_clearsign(const char *gnupg_home, const char *fingerprint, const ch
         rc = rs_fail(err, "%s: %s", path, strerror(errno));
     if (rc < 0)
         unlink(tmp);
+    return rc;
+}
+
+/* GPGME starts gpg (and gpgconf), and gpg starts gpg-agent, with fork and
+ * execv: with whatever `environ` holds at that moment, and GPGME has no
+ * call to give them another. So for the time of a signing `environ` is
+ * the reduced one every other child gets (base/child_env.h), never the
+ * service's own (#46); the lock keeps two signings from swapping it at
+ * once. Another thread that reads the environment meanwhile sees the
+ * reduced one: after start-up only the journal logger does
+ * (JOURNAL_STREAM), and its lines then go to stderr, which systemd
+ * connects to the journal as well. Nothing sets a variable after
+ * start-up, which would build its array from the swapped one. */
+static pthread_mutex_t environ_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int rs_gpgme_clearsign(const char *gnupg_home, const char *fingerprint, const char *path, rs_error *err)
+{
+    char *const *reduced = rs_child_environ();
+    char **saved;
+    int rc;
+
+    /* The reduced environment has no GNUPGHOME: the one the service was
+     * given goes to gpg as --homedir instead. */
+    if (!gnupg_home)
+        gnupg_home = getenv("GNUPGHOME");
+    pthread_mutex_lock(&environ_lock);
+    saved = environ;
+    environ = (char **)reduced;
+    rc = clearsign(gnupg_home, fingerprint, path, err);
+    environ = saved;
+    pthread_mutex_unlock(&environ_lock);
     return rc;
 }

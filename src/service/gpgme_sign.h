@@ -8,7 +8,9 @@
 
 /* Replaces `path` by its clearsigned form (temp file + rename). gnupg_home
  * NULL means GnuPG's default. Fails, leaving `path` as it was, if the key
- * is missing, cannot sign, or no good signature was made. */
+ * is missing, cannot sign, or no good signature was made. gpg and the
+ * gpg-agent it starts get the children's environment (base/child_env.h),
+ * not the caller's. */
 int rs_gpgme_clearsign(const char *gnupg_home, const char *fingerprint, const char *path, rs_error *err);
 
 #endif

@@ -16,6 +16,11 @@
 #include "ops/offline.h"
 
 #define RS_PROTO_MAX_FRAME (1024 * 1024)
+/* The largest request the service reads (rs_frame_reader.max_frame): a
+ * request is a few hundred bytes, a few kilobytes with its certificate
+ * and chain carried along; the rest of the megabyte a frame may be is
+ * memory a client could make the service hold on each connection. */
+#define RS_PROTO_MAX_REQUEST (64 * 1024)
 /* The service closes a connection that sends nothing for this long. */
 #define RS_PROTO_IDLE_TIMEOUT_S 60
 /* A client gives up on an answer after this long: a wedged service fails
@@ -46,11 +51,21 @@ typedef struct rs_frame_reader {
     size_t start;                /* of the unread bytes in buf */
     int fds[RS_PROTO_MAX_FDS];   /* received descriptors, oldest first */
     size_t n_fds;
+    size_t max_frame;            /* a longer frame is refused; 0: RS_PROTO_MAX_FRAME */
+    /* Asked before buf grows to cap bytes, and told when it shrinks (0
+     * when the reader is freed): the service counts each connection's
+     * buffer against its peer's share. < 0 refuses the growth, and the
+     * frame fails with its reason. NULL: no such count. */
+    int (*charge)(void *ctx, size_t cap, rs_error *err);
+    void *charge_ctx;
 } rs_frame_reader;
 
 /* The next frame's body, valid until the next call. *eof is set
  * (and 0 returned) when the peer closed before a frame began. */
 int rs_frame_next(rs_frame_reader *r, const char **msg, size_t *len, bool *eof, rs_error *err);
+/* Once the last frame is done with: gives back a buffer grown for a large
+ * frame, keeping any bytes already received. */
+void rs_frame_release(rs_frame_reader *r);
 /* The oldest descriptor received and not yet taken (the caller owns it),
  * or -1. */
 int rs_frame_take_fd(rs_frame_reader *r);

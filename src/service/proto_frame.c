@@ -12,6 +12,9 @@
 
 #include "base/cleanup.h"
 
+/* What a reader asks for at first, and keeps between frames. */
+#define FIRST_READ 4096
+
 ssize_t rs_send_with_fd(int fd, const void *data, size_t len, int attach)
 {
     union {
@@ -76,30 +79,59 @@ int rs_frame_write_fd(int fd, const char *data, size_t len, int attach, rs_error
     return send_all(fd, frame, len + 4, attach, err);
 }
 
-#define FIRST_READ 4096
-
 static uint32_t frame_length(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* Room for `want` more bytes after the unread ones, moved to the front. */
-static int make_room(rs_frame_reader *r, size_t want, rs_error *err)
+/* The unread bytes moved to the front of the buffer. */
+static void compact(rs_frame_reader *r)
 {
     size_t unread = r->buf.len - r->start;
-    uint8_t *p;
 
     if (r->start)
         memmove(r->buf.data, r->buf.data + r->start, unread);
     r->buf.len = unread;
     r->start = 0;
-    if (r->buf.cap - unread >= want)
-        return 0;
-    if (!(p = realloc(r->buf.data, unread + want)))
+}
+
+/* The buffer resized to cap bytes: a growth counted before, a shrink after. */
+static int resize(rs_frame_reader *r, size_t cap, rs_error *err)
+{
+    bool grows = cap > r->buf.cap;
+    rs_error ignored;
+    uint8_t *p;
+
+    if (grows && r->charge && r->charge(r->charge_ctx, cap, err) < 0)
+        return -1;
+    if (!(p = realloc(r->buf.data, cap))) {
+        if (grows && r->charge)
+            r->charge(r->charge_ctx, r->buf.cap, &ignored);
         return rs_fail(err, "out of memory");
+    }
     r->buf.data = p;
-    r->buf.cap = unread + want;
+    r->buf.cap = cap;
+    if (!grows && r->charge)
+        r->charge(r->charge_ctx, cap, &ignored);
     return 0;
+}
+
+/* Room for `want` more bytes after the unread ones, moved to the front. */
+static int make_room(rs_frame_reader *r, size_t want, rs_error *err)
+{
+    compact(r);
+    if (r->buf.cap - r->buf.len >= want)
+        return 0;
+    return resize(r, r->buf.len + want, err);
+}
+
+void rs_frame_release(rs_frame_reader *r)
+{
+    rs_error ignored;
+
+    compact(r);
+    if (r->buf.cap > FIRST_READ && r->buf.len <= FIRST_READ)
+        resize(r, FIRST_READ, &ignored);
 }
 
 /* Queues the descriptors a message carried; past the limit, closes them
@@ -191,7 +223,7 @@ int rs_frame_take_fd(rs_frame_reader *r)
 
 int rs_frame_next(rs_frame_reader *r, const char **msg, size_t *len, bool *eof, rs_error *err)
 {
-    size_t unread, need = 4;
+    size_t unread, need = 4, max = r->max_frame ? r->max_frame : RS_PROTO_MAX_FRAME;
     uint32_t flen = 0;
     struct timespec deadline = { 0 };
     bool begun = false;
@@ -202,8 +234,8 @@ int rs_frame_next(rs_frame_reader *r, const char **msg, size_t *len, bool *eof, 
         unread = r->buf.len - r->start;
         if (unread >= 4) {
             flen = frame_length(r->buf.data + r->start);
-            if (flen == 0 || flen > RS_PROTO_MAX_FRAME)
-                return rs_fail(err, "a message of %u bytes (the limit is %d)", flen, RS_PROTO_MAX_FRAME);
+            if (flen == 0 || flen > max)
+                return rs_fail(err, "a message of %u bytes (the limit is %zu)", flen, max);
             need = 4 + (size_t)flen;
             if (unread >= need)
                 break;
@@ -238,7 +270,11 @@ size_t rs_frame_pending(const rs_frame_reader *r)
 
 void rs_frame_reader_free(rs_frame_reader *r)
 {
+    rs_error ignored;
+
     rs_bytes_free(&r->buf);
+    if (r->charge)
+        r->charge(r->charge_ctx, 0, &ignored);
     r->start = 0;
     while (r->n_fds)
         close(r->fds[--r->n_fds]);

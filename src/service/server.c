@@ -38,8 +38,10 @@ static void forget(rs_server *s, int fd)
 {
     pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < MAX_CLIENTS; i++)
-        if (s->fds[i] == fd)
+        if (s->fds[i] == fd) {
             s->fds[i] = -1;
+            s->held[i] = 0;
+        }
     close(fd);
     s->active--;
     pthread_cond_broadcast(&s->idle);
@@ -56,8 +58,29 @@ static void *client_thread(void *arg)
     return NULL;
 }
 
-/* NULL when the connection has a slot, else why not. */
-static const char *track(rs_server *s, int fd, uid_t uid)
+int server_charge(void *ctx, size_t cap, rs_error *err)
+{
+    client *c = ctx;
+    rs_server *s = c->server;
+    size_t others = 0;
+    bool fits;
+
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < MAX_CLIENTS; i++)
+        if (i != c->slot && s->fds[i] >= 0 && s->uids[i] == c->cred.uid)
+            others += s->held[i];
+    fits = cap <= s->held[c->slot] || others + cap <= MAX_BUFFERED_PER_UID;
+    if (fits)
+        s->held[c->slot] = cap;
+    pthread_mutex_unlock(&s->mu);
+    if (!fits)
+        return rs_fail(err, "this uid's connections hold %zu bytes of requests, and this one needs %zu more "
+                            "(the limit is %d a uid)", others, cap, MAX_BUFFERED_PER_UID);
+    return 0;
+}
+
+/* NULL when the connection has a slot (*slot), else why not. */
+static const char *track(rs_server *s, int fd, uid_t uid, size_t *slot)
 {
     const char *why = "the service is busy or stopping; try again";
     size_t mine = 0, free_slot = MAX_CLIENTS;
@@ -73,6 +96,8 @@ static const char *track(rs_server *s, int fd, uid_t uid)
     else if (!s->stopping && free_slot < MAX_CLIENTS) {
         s->fds[free_slot] = fd;
         s->uids[free_slot] = uid;
+        s->held[free_slot] = 0;
+        *slot = free_slot;
         s->active++;
         why = NULL;
     }
@@ -90,17 +115,19 @@ static void refuse(rs_server *s, int fd, const char *why)
 
 static void peer_exe(client *c)
 {
-    char link[64];
+    char link[64], exe[256];
     ssize_t n;
 
     snprintf(link, sizeof(link), "/proc/%d/exe", (int)c->cred.pid);
-    n = readlink(link, c->exe, sizeof(c->exe) - 1);
-    c->exe[n > 0 ? n : 0] = '\0';
+    n = readlink(link, exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    rs_socket_claim(exe, c->exe);
 }
 
 /* NULL when the peer may hold a connection (now tracked), else why not,
  * already noted. */
-static const char *admission(rs_server *s, int fd, const struct ucred *cred, char *why, size_t why_len)
+static const char *admission(rs_server *s, int fd, const struct ucred *cred, size_t *slot, char *why,
+                             size_t why_len)
 {
     const char *busy;
 
@@ -110,7 +137,7 @@ static const char *admission(rs_server *s, int fd, const struct ucred *cred, cha
         note(s, "socket: pid %d: %s", (int)cred->pid, why);
         return why;
     }
-    if ((busy = track(s, fd, cred->uid)))
+    if ((busy = track(s, fd, cred->uid, slot)))
         note(s, "socket: uid %u pid %d: %s", (unsigned)cred->uid, (int)cred->pid, busy);
     return busy;
 }
@@ -143,7 +170,7 @@ static void admit(rs_server *s, int fd)
         return;
     }
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_limit, sizeof(send_limit));
-    if ((refusal = admission(s, fd, &c->cred, why, sizeof(why)))) {
+    if ((refusal = admission(s, fd, &c->cred, &c->slot, why, sizeof(why)))) {
         free(c);
         refuse(s, fd, refusal);
         return;

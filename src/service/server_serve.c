@@ -24,36 +24,44 @@ int server_answer(int fd, char *text, rs_error *err)
 }
 
 /* What the key did: the digest it signed (tbs_digest), what that binds
- * to (the image digest, of this format), with which key, for whom. */
+ * to (the image digest, of this format), with which key, for whom. The
+ * client's uid, gid and pid are the kernel's word (SO_PEERCRED); the
+ * file it names is its own claim, kept with it, escaped. */
 static json_t *log_entry(const client *c, const rs_offline_request *r, const char *fpr, const rs_bytes *sig)
 {
     char digest[RS_DIGEST_STR], tbs[RS_DIGEST_STR], sig_sha[2 * SHA256_DIGEST_LENGTH + 1];
+    char claim[RS_SOCKET_CLAIM_SIZE];
     uint8_t h[SHA256_DIGEST_LENGTH];
 
     rs_digest_format(&r->image_digest, digest, sizeof(digest));
     rs_digest_format(&r->tbs, tbs, sizeof(tbs));
     rs_sha256(sig->data, sig->len, h);
     rs_hex(h, sizeof(h), sig_sha);
-    return json_pack("{s:{s:I, s:I, s:I, s:s}, s:s, s:s, s:s?, s:s, s:s, s:s, s:s, s:I}", "client", "uid",
+    if (r->file)
+        rs_socket_claim(r->file, claim);
+    return json_pack("{s:{s:I, s:I, s:I, s:s, s:s?}, s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "client", "uid",
                      (json_int_t)c->cred.uid, "gid", (json_int_t)c->cred.gid, "pid", (json_int_t)c->cred.pid, "exe",
-                     c->exe, "format", r->format->name, "sig_type", r->format->sig_type, "path", r->file,
-                     "signed_digest", digest, "tbs_digest", tbs, "signer_fingerprint", fpr, "signature_sha256",
-                     sig_sha, "time", (json_int_t)(r->opts.signing_time ? r->opts.time : time(NULL)));
+                     c->exe, "claimed_path", r->file ? claim : NULL, "format", r->format->name, "sig_type",
+                     r->format->sig_type, "signed_digest", digest, "tbs_digest", tbs, "signer_fingerprint", fpr,
+                     "signature_sha256", sig_sha, "time",
+                     (json_int_t)(r->opts.signing_time ? r->opts.time : time(NULL)));
 }
 
 /* Every signature is a log line too, with the peer: the journal can be
  * searched by REPROSIGN_PEER_UID and REPROSIGN_DIGEST. */
 static void note_signed(const client *c, const rs_offline_request *r, uint64_t index)
 {
-    char digest[RS_DIGEST_STR], uid[16];
-    rs_log_fields f = { .package = r->file, .digest = digest, .peer_uid = uid };
+    char digest[RS_DIGEST_STR], uid[16], claim[RS_SOCKET_CLAIM_SIZE];
+    rs_log_fields f = { .package = r->file ? claim : NULL, .digest = digest, .peer_uid = uid };
 
+    if (r->file)
+        rs_socket_claim(r->file, claim);
     rs_digest_format(&r->image_digest, digest, sizeof(digest));
     snprintf(uid, sizeof(uid), "%u", (unsigned)c->cred.uid);
     rs_notef(c->server->o.note, c->server->o.note_ctx, &f,
-             "socket: uid %u pid %d (%s): signed %s %s with the %s key, log entry %llu", (unsigned)c->cred.uid,
-             (int)c->cred.pid, c->exe[0] ? c->exe : "?", r->format->name, r->file ? r->file : digest,
-             r->format->sig_type, (unsigned long long)index);
+             "socket: uid %u pid %d (%s): signed %s %s%s with the %s key, log entry %llu", (unsigned)c->cred.uid,
+             (int)c->cred.pid, c->exe[0] ? c->exe : "?", r->format->name, r->file ? "claimed " : "",
+             r->file ? claim : digest, r->format->sig_type, (unsigned long long)index);
 }
 
 /* Signs one request and returns the answer; the value leaves only once
@@ -90,7 +98,9 @@ static char *serve_request(client *c, rs_frame_reader *rd, const char *msg, size
 
 void server_serve_client(client *c)
 {
-    _cleanup_(rs_frame_reader_free) rs_frame_reader rd = { .fd = c->fd };
+    _cleanup_(rs_frame_reader_free) rs_frame_reader rd = {
+        .fd = c->fd, .max_frame = RS_PROTO_MAX_REQUEST, .charge = server_charge, .charge_ctx = c
+    };
     rs_error err;
     bool eof = false;
 
@@ -99,7 +109,14 @@ void server_serve_client(client *c)
         size_t len;
         char *text;
 
-        if (rs_frame_next(&rd, &msg, &len, &eof, &err) < 0 || eof)
+        if (rs_frame_next(&rd, &msg, &len, &eof, &err) < 0) {
+            /* The stream cannot be followed past a bad frame: say why, and close. */
+            rs_notef(c->server->o.note, c->server->o.note_ctx, &(rs_log_fields){ .priority = LOG_WARNING },
+                     "socket: uid %u pid %d: closed: %s", (unsigned)c->cred.uid, (int)c->cred.pid, err.msg);
+            server_answer(c->fd, rs_answer_refused(err.msg), &err);
+            break;
+        }
+        if (eof)
             break;
         err.msg[0] = '\0';
         if (!(text = serve_request(c, &rd, msg, len, &err))) {
@@ -109,5 +126,6 @@ void server_serve_client(client *c)
         }
         if (server_answer(c->fd, text, &err) < 0)
             break;
+        rs_frame_release(&rd);
     }
 }

@@ -1,6 +1,7 @@
 #include "service/socket_policy.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,10 +77,8 @@ static int check_attached_image(rs_frame_reader *rd, const rs_offline_request *r
         close(fd);
         return rs_fail(err, "the attached image is not a sealed memfd, so it could change while it is read");
     }
-    if (rs_image_open_fd(&img, fd, "the attached image", err) < 0)
+    if (rs_image_open_fd_as(&img, fd, r->format, "the attached image", err) < 0)
         return -1;
-    if (img.format != r->format)
-        return rs_fail(err, "the attached image is a %s, not a %s", img.format->name, r->format->name);
     if (img.format->digest(&img, r->opts.md, &d, err) < 0)
         return rs_error_prefix(err, "the attached image");
     if (!rs_digest_equal(&d, &r->image_digest))
@@ -87,11 +86,30 @@ static int check_attached_image(rs_frame_reader *rd, const rs_offline_request *r
     return 0;
 }
 
+void rs_socket_claim(const char *file, char out[RS_SOCKET_CLAIM_SIZE])
+{
+    size_t n = 0;
+
+    for (size_t i = 0; file[i] && i < RS_SOCKET_MAX_PATH; i++) {
+        unsigned char b = (unsigned char)file[i];
+
+        if (b > ' ' && b < 0x7f && b != '\\')
+            out[n++] = (char)b;
+        else
+            n += (size_t)snprintf(out + n, RS_SOCKET_CLAIM_SIZE - n, "\\x%02x", b);
+    }
+    out[n] = '\0';
+}
+
 int rs_socket_sign(const rs_socket_keys *k, rs_frame_reader *rd, const char *msg, size_t len,
                    rs_offline_request *r, size_t *key, rs_bytes *sig, rs_error *err)
 {
     if (rs_offline_request_read_known(msg, len, &k->known, r, err) < 0)
         return -1;
+    if (r->file && strlen(r->file) > RS_SOCKET_MAX_PATH) {
+        rs_offline_request_free(r);
+        return rs_fail(err, "file: the socket takes a file name of at most %d bytes", RS_SOCKET_MAX_PATH);
+    }
     if (signer_for(k, r, key, err) < 0 || check_attached_image(rd, r, err) < 0 ||
         rs_offline_sign(r, k->signers[*key], sig, err) < 0) {
         rs_offline_request_free(r);

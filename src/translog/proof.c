@@ -128,21 +128,34 @@ char *rs_tlog_proof_format(uint64_t index, const rs_hash_list *path, const char 
     return out;
 }
 
+/* Whether an earlier witness than i with a valid cosignature holds the
+ * same key: one key is one witness, whatever it is named and however
+ * often it is given (#46). */
+static bool counted_before(const rs_note_key *witnesses, const bool *valid, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (valid[j] && EVP_PKEY_eq(witnesses[j].pkey, witnesses[i].pkey) == 1)
+            return true;
+    return false;
+}
+
 int rs_check_witnesses(const rs_note *note, const rs_note_key *witnesses, size_t n, size_t min, rs_error *err)
 {
+    _cleanup_free_ bool *valid = calloc(n ? n : 1, sizeof(*valid));
     size_t good = 0;
 
+    if (!valid)
+        return rs_fail(err, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        bool found;
-
         if (witnesses[i].alg != RS_NOTE_ALG_COSIGNATURE)
             return rs_fail(err, "%s: not a witness (cosignature) key", witnesses[i].name);
-        if (rs_note_check(note, &witnesses[i], &found, NULL, err) < 0)
+        if (rs_note_check(note, &witnesses[i], &valid[i], NULL, err) < 0)
             return -1;
-        good += found;
+        good += valid[i] && !counted_before(witnesses, valid, i);
     }
     if (good < min)
-        return rs_fail(err, "the checkpoint has %zu valid cosignatures of the %zu required", good, min);
+        return rs_fail(err, "the checkpoint has %zu valid cosignatures of the %zu required "
+                            "(by distinct witness keys)", good, min);
     return 0;
 }
 

@@ -12,6 +12,11 @@
  * over the digest the service itself rebuilt from the image digest, and,
  * for a module, only with the module's own bytes attached and sealed.
  *
+ * The reader is the service's: requests of at most RS_PROTO_MAX_REQUEST,
+ * its buffer counted against a budget (bit 2 of the flags: 8 KiB, else
+ * none) that must always hold exactly what the buffer does, and given
+ * back after each frame.
+ *
  * Input: a flags byte (bit 0: attach an image, sealed; bit 1: unsealed),
  * then, when attaching, a 2-byte big-endian length and that many bytes of
  * the image; the rest is what the client writes to the socket. */
@@ -138,6 +143,21 @@ static void judge(rs_frame_reader *rd, const char *msg, size_t len, const uint8_
     rs_bytes_free(&sig);
 }
 
+/* The service's count of a connection's buffer (server_charge). */
+typedef struct budget {
+    size_t limit, held;
+} budget;
+
+static int charge(void *ctx, size_t cap, rs_error *err)
+{
+    budget *b = ctx;
+
+    if (cap > b->held && cap > b->limit)
+        return rs_fail(err, "over the budget");
+    b->held = cap;
+    return 0;
+}
+
 /* The image the client attaches: a sealed memfd, or a plain one. */
 static int attach_fd(const uint8_t *image, size_t len, bool sealed)
 {
@@ -156,6 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     rs_frame_reader rd;
+    budget b = { .limit = SIZE_MAX };
     size_t offset = 0, image_len = 0;
     const uint8_t *image = NULL;
     bool sealed = true;
@@ -165,6 +186,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         set_up();
     if (size < 1)
         return 0;
+    if (data[0] & 4)
+        b.limit = 8192;
     if (data[0] & 1) {
         if (size < 3 || (image_len = (size_t)data[1] << 8 | data[2]) > size - 3)
             return 0;
@@ -188,14 +211,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fd >= 0)
         close(fd);
     close(sv[1]);
-    rd = (rs_frame_reader){ .fd = sv[0] };
+    rd = (rs_frame_reader){ .fd = sv[0], .max_frame = RS_PROTO_MAX_REQUEST, .charge = charge, .charge_ctx = &b };
     for (;;) {
         const char *msg;
         size_t len;
         bool eof;
         rs_error err;
 
-        if (rs_frame_next(&rd, &msg, &len, &eof, &err) < 0) {
+        int rc = rs_frame_next(&rd, &msg, &len, &eof, &err);
+
+        if (b.held != rd.buf.cap || b.held > (b.limit > 8192 ? 4 + RS_PROTO_MAX_REQUEST : b.limit))
+            bug("the budget does not hold what the buffer does\n");
+        if (rc < 0) {
             if (!err.msg[0])
                 bug("a refused frame without a reason\n");
             break;
@@ -205,7 +232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 bug("end of stream before the last byte sent\n");
             break;
         }
-        if (len == 0 || len > RS_PROTO_MAX_FRAME || offset + 4 + len > size ||
+        if (len == 0 || len > RS_PROTO_MAX_REQUEST || offset + 4 + len > size ||
             ((size_t)data[offset] << 24 | (size_t)data[offset + 1] << 16 | (size_t)data[offset + 2] << 8 |
              data[offset + 3]) != len ||
             memcmp(msg, data + offset + 4, len) != 0)
@@ -213,8 +240,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         offset += 4 + len;
         read_as_answer(msg, len);
         judge(&rd, msg, len, image, image_len, sealed);
+        rs_frame_release(&rd);
+        if (b.held != rd.buf.cap)
+            bug("a released buffer not given back to the budget\n");
     }
     close(sv[0]);
     rs_frame_reader_free(&rd);
+    if (b.held != 0)
+        bug("a freed reader still counted\n");
     return 0;
 }

@@ -154,7 +154,7 @@ check "sign-template --via signs a template through the socket" \
 check "... with the same signatures.tar.gz as the key gives" cmp "$WORK/tpl-key/signatures.tar.gz" "$WORK/tpl-via/signatures.tar.gz"
 check "... and the same manifest" cmp "$WORK/tpl-key/manifest.json" "$WORK/tpl-via/manifest.json"
 total=$((total + ${#files[@]}))
-check "... each file logged by package and path" test "$(grep -c '"path":"test-efi/[a-z0-9-]*\.efi"' "$(log_entries)")" = "${#files[@]}"
+check "... each file logged by the path the client claims" test "$(grep -c '"claimed_path":"test-efi/[a-z0-9-]*\.efi"' "$(log_entries)")" = "${#files[@]}"
 refuses "sign-template --via a socket nobody listens on" "$WORK/tpl-none" \
     "$REPROSIGN" sign-template "$WORK/files.json" --packages "$WORK/pkgs" --via "$WORK/none.sock" \
     --cert "$WORK/db.crt" --output "$WORK/tpl-none" --quiet

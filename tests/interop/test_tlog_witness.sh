@@ -2,7 +2,7 @@
 # Witnesses (c2sp.org/tlog-cosignature): a witness cosigns the log's
 # checkpoint only once it has checked the log extends what it saw before;
 # log verify and verify-proof count valid cosignatures against
-# --min-witnesses. And the service's log key: never a Secure Boot key.
+# --min-witnesses, each key once. And the service's log key: never a Secure Boot key.
 . "$TESTS_DIR/lib.sh"
 . "$TESTS_DIR/interop/tlog_lib.sh"
 
@@ -20,14 +20,25 @@ check "w2 cosigns the same checkpoint" bash -c "
     '$R' log cosign '$d' '$WORK/seen' --vkey '$WORK/log.vkey' --key '$WORK/w2.key' >'$WORK/cp2'"
 # The log publishes its checkpoint with the cosignatures appended.
 { cat "$WORK/cp1"; tail -n 1 "$WORK/cp2"; } >"$d/checkpoint.new" && mv "$d/checkpoint.new" "$d/checkpoint"
+entries 1 5 | tr -d '\n' >"$WORK/entry5"
+$R log prove "$d" 5 >"$WORK/proof5"
 check "log verify with 2 of 3 witnesses required" \
     $R log verify "$d" --vkey "$WORK/log.vkey" --witness "$WORK/w1.vkey" --witness "$WORK/w2.vkey" --witness "$WORK/w3.vkey" --min-witnesses 2
 refuses "... 3 of 3 required: refused" "" \
     $R log verify "$d" --vkey "$WORK/log.vkey" --witness "$WORK/w1.vkey" --witness "$WORK/w2.vkey" --witness "$WORK/w3.vkey" --min-witnesses 3
 check "... saying how many" grep -q "2 valid cosignatures of the 3 required" "$WORK/.err"
+# Witnesses are counted by distinct key material (#46): one witness given
+# twice, or its .vkey copied under another file name, is one.
+refuses "one witness given twice does not make 2 of 2" "" \
+    $R log verify "$d" --vkey "$WORK/log.vkey" --witness "$WORK/w1.vkey" --witness "$WORK/w1.vkey" --min-witnesses 2
+check "... it counts once" grep -q "1 valid cosignatures of the 2 required (by distinct witness keys)" "$WORK/.err"
+cp "$WORK/w1.vkey" "$WORK/w1-copy.vkey"
+refuses "nor does a copy of its .vkey under another name" "" \
+    $R log verify "$d" --vkey "$WORK/log.vkey" --witness "$WORK/w1.vkey" --witness "$WORK/w1-copy.vkey" --min-witnesses 2
+refuses "... in verify-proof either" "" \
+    $R log verify-proof --vkey "$WORK/log.vkey" --witness "$WORK/w1.vkey" --witness "$WORK/w1-copy.vkey" --min-witnesses 2 \
+    --entry "$WORK/entry5" "$WORK/proof5"
 check "Go's note package still opens the cosigned checkpoint with the log's key" tlogcheck verify "$d" "$WORK/log.vkey"
-entries 1 5 | tr -d '\n' >"$WORK/entry5"
-$R log prove "$d" 5 >"$WORK/proof5"
 check "a proof carries the cosigned checkpoint: verify-proof --min-witnesses 2" \
     $R log verify-proof --vkey "$WORK/log.vkey" --witness "$WORK/w1.vkey" --witness "$WORK/w2.vkey" --min-witnesses 2 --entry "$WORK/entry5" "$WORK/proof5"
 refuses "a log key given as a witness key is refused" "" \

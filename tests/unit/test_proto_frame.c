@@ -3,7 +3,9 @@
  * first read; a frame of exactly the limit; a peer that closes between
  * frames or inside one (a truncated frame); lengths that are zero or over
  * the limit (up to 2^32-1); the writer's own limit; descriptors carried
- * along, and too many of them. */
+ * along, and too many of them; the service's own limit and the count of
+ * its buffers (#46). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +131,79 @@ static void frame_at_the_limit(void)
     rs_bytes_free(&wire);
 }
 
+/* A counter standing in for the service's share of a uid (#46): it
+ * admits buffers up to `limit` bytes and remembers the largest. */
+typedef struct budget {
+    size_t limit, held, peak, calls;
+} budget;
+
+static int charge(void *ctx, size_t cap, rs_error *err)
+{
+    budget *b = ctx;
+
+    b->calls++;
+    if (cap > b->limit)
+        return rs_fail(err, "over budget: %zu", cap);
+    b->held = cap;
+    b->peak = cap > b->peak ? cap : b->peak;
+    return 0;
+}
+
+/* The service's reader (max_frame RS_PROTO_MAX_REQUEST, a charge): a
+ * request of exactly its limit is read, with the buffer counted before it
+ * grows and given back by rs_frame_release; one byte more is refused
+ * before any of it is read; a growth the count refuses fails the frame,
+ * and the buffer stays as it was. */
+static void frames_the_service_reads(void)
+{
+    rs_bytes wire = { 0 };
+    char *body = malloc(RS_PROTO_MAX_REQUEST + 1);
+    budget b = { .limit = RS_PROTO_MAX_REQUEST + 4 };
+    rs_frame_reader rd;
+    const char *msg;
+    size_t len;
+    bool eof;
+    rs_error err = { 0 };
+
+    if (!body)
+        abort();
+    memset(body, 'r', RS_PROTO_MAX_REQUEST + 1);
+    put_frame(&wire, body, RS_PROTO_MAX_REQUEST);
+    put_frame(&wire, "{}", 2);
+    rd = (rs_frame_reader){ .fd = feed(&wire, 0), .max_frame = RS_PROTO_MAX_REQUEST, .charge = charge,
+                            .charge_ctx = &b };
+    CHECK(rs_frame_next(&rd, &msg, &len, &eof, &err) == 0 && !eof && len == RS_PROTO_MAX_REQUEST);
+    CHECK(b.peak == RS_PROTO_MAX_REQUEST + 4 && b.held == rd.buf.cap);
+    rs_frame_release(&rd);
+    CHECK(b.held == rd.buf.cap && b.held < 8192);
+    CHECK(rs_frame_next(&rd, &msg, &len, &eof, &err) == 0 && !eof && len == 2 && memcmp(msg, "{}", 2) == 0);
+    close(rd.fd);
+    rs_frame_reader_free(&rd);
+    CHECK(b.held == 0);
+
+    wire.len = 0;
+    put_frame(&wire, body, RS_PROTO_MAX_REQUEST + 1);
+    b = (budget){ .limit = SIZE_MAX };
+    rd = (rs_frame_reader){ .fd = feed(&wire, 0), .max_frame = RS_PROTO_MAX_REQUEST, .charge = charge,
+                            .charge_ctx = &b };
+    CHECK(rs_frame_next(&rd, &msg, &len, &eof, &err) < 0 && strstr(err.msg, "a message of 65537 bytes (the limit is 65536)"));
+    CHECK(b.peak < 8192);
+    close(rd.fd);
+    rs_frame_reader_free(&rd);
+
+    wire.len = 0;
+    put_frame(&wire, body, RS_PROTO_MAX_REQUEST);
+    b = (budget){ .limit = RS_PROTO_MAX_REQUEST };
+    rd = (rs_frame_reader){ .fd = feed(&wire, 0), .max_frame = RS_PROTO_MAX_REQUEST, .charge = charge,
+                            .charge_ctx = &b };
+    CHECK(rs_frame_next(&rd, &msg, &len, &eof, &err) < 0 && strstr(err.msg, "over budget: 65540"));
+    CHECK(rd.buf.cap == b.held && b.held < 8192);
+    close(rd.fd);
+    rs_frame_reader_free(&rd);
+    free(body);
+    rs_bytes_free(&wire);
+}
+
 /* What rs_frame_write sends, rs_frame_next reads, descriptors in order. */
 static void written_frames_and_descriptors(void)
 {
@@ -198,6 +273,7 @@ int main(void)
     frames_arrive_whole(1);
     frames_arrive_whole(4099);
     frame_at_the_limit();
+    frames_the_service_reads();
     written_frames_and_descriptors();
     too_many_descriptors();
     refused("zero length", zero, sizeof(zero), "a message of 0 bytes");

@@ -1,9 +1,5 @@
 #include "formats/module/module_elf.h"
 
-#include <stdlib.h>
-
-#include "base/cleanup.h"
-
 #include <string.h>
 
 #define EI_NIDENT 16
@@ -73,35 +69,52 @@ static int section_end(const elf_file *elf, const uint8_t *sh, uint64_t *end, rs
     return 0;
 }
 
+/* The kernel's elf_validity_ehdr(): a table entry is exactly one
+ * Elf_Shdr, and the table, e_shnum of them, lies inside the file. */
+static int table_extent(const elf_file *elf, const uint8_t *h, uint64_t *shoff, uint64_t *shnum, rs_error *err)
+{
+    const elf_shape *s = elf->shape;
+    uint64_t shentsize = get_uint(elf, h + s->shentsize, 2);
+
+    *shoff = get_uint(elf, h + s->shoff, s->shoff_size);
+    *shnum = get_uint(elf, h + s->shnum, 2);
+    if (shentsize != s->shdr_size)
+        return rs_fail(err, "ELF e_shentsize is %llu, not %zu (the kernel refuses such a module)",
+                       (unsigned long long)shentsize, s->shdr_size);
+    if (*shnum == 0)
+        return rs_fail(err, "ELF object has no section header table");
+    if (*shoff > elf->len || *shnum * s->shdr_size > elf->len - *shoff)
+        return rs_fail(err, "ELF section headers run past the module bytes (truncated file?)");
+    return 0;
+}
+
+/* Section headers read a window at a time: what the check holds does
+ * not grow with e_shnum (docs/security.md, the socket's memory). */
+#define TABLE_WINDOW 64
+
 int module_elf_check(const rs_input *in, uint64_t len, rs_error *err)
 {
     elf_file elf = { .in = in, .len = len };
-    uint8_t h[64];
-    uint64_t shoff, shentsize, shnum, extent, end;
+    uint8_t h[64], table[TABLE_WINDOW * 64];
+    uint64_t shoff, shnum, extent, end;
 
     if (read_ident(&elf, h, err) < 0)
         return -1;
     if (len < elf.shape->ehdr_size || rs_input_read(in, 0, h, elf.shape->ehdr_size, err) < 0)
         return rs_fail(err, "truncated ELF header");
-    shoff = get_uint(&elf, h + elf.shape->shoff, elf.shape->shoff_size);
-    shentsize = get_uint(&elf, h + elf.shape->shentsize, 2);
-    shnum = get_uint(&elf, h + elf.shape->shnum, 2);
-    if (shnum == 0 || shentsize < elf.shape->shdr_size)
-        return rs_fail(err, "ELF object has no usable section header table");
-    if (shoff > len || shnum * shentsize > len - shoff)
-        return rs_fail(err, "ELF section headers run past the module bytes (truncated file?)");
-    extent = shoff + shnum * shentsize;
-    /* One read for the whole table: at most 65535 entries of a size the
-     * file itself bounds (checked above). */
-    _cleanup_free_ uint8_t *table = malloc(shnum * shentsize);
-    if (!table)
-        return rs_fail(err, "out of memory");
-    if (rs_input_read(in, shoff, table, shnum * shentsize, err) < 0)
+    if (table_extent(&elf, h, &shoff, &shnum, err) < 0)
         return -1;
-    for (uint64_t i = 0; i < shnum; i++) {
-        if (section_end(&elf, table + i * shentsize, &end, err) < 0)
+    extent = shoff + shnum * elf.shape->shdr_size;
+    for (uint64_t i = 0; i < shnum; i += TABLE_WINDOW) {
+        uint64_t n = shnum - i < TABLE_WINDOW ? shnum - i : TABLE_WINDOW;
+
+        if (rs_input_read(in, shoff + i * elf.shape->shdr_size, table, n * elf.shape->shdr_size, err) < 0)
             return -1;
-        extent = end > extent ? end : extent;
+        for (uint64_t j = 0; j < n; j++) {
+            if (section_end(&elf, table + j * elf.shape->shdr_size, &end, err) < 0)
+                return -1;
+            extent = end > extent ? end : extent;
+        }
     }
     if (extent < len)
         return rs_fail(err, "%llu unexpected bytes after the ELF object (a damaged signature trailer?)",
