@@ -16,7 +16,7 @@ packages="
     qemu-system-x86 qemu-system-arm ovmf ovmf-ia32 qemu-efi-aarch64 gnu-efi mtools dosfstools efitools busybox-static
     golang-go golang-golang-x-mod-dev reprepro apt debian-archive-keyring mmdebstrap
     reprotest faketime disorderfs diffoscope-minimal sudo
-    in-toto python3-cryptography
+    in-toto python3-cryptography gpg-agent
 "
 if [ "${1:-}" = --list ]; then
     echo $packages
