@@ -2,7 +2,8 @@
  * directory the operator fills from rebuilders, who may be hostile). What
  * the parser accepts must hold within its bounds: at most 16 signatures,
  * products with non-empty names listed once each, key IDs of 64 hex digits
- * or none; canonical JSON must be a fixed point (its own canonical form);
+ * or none; canonical JSON must be a fixed point (its own canonical form)
+ * whenever it is JSON at all;
  * and verifying with in-toto's ed25519 test key must not crash. The same
  * bytes are also tried as a key file. */
 #include <stdint.h>
@@ -21,7 +22,11 @@ static void check_canonical_fixed_point(const rs_bytes *canon)
     rs_error err;
     json_t *v = json_loadb((const char *)canon->data, canon->len, JSON_REJECT_DUPLICATES, &jerr);
 
-    if (!v || rs_canonical_json(v, &again, &err) < 0 || again.len != canon->len ||
+    /* Canonical JSON writes control characters raw, which JSON itself does
+     * not allow: such a form is no JSON to read back, and that is right. */
+    if (!v)
+        return;
+    if (rs_canonical_json(v, &again, &err) < 0 || again.len != canon->len ||
         memcmp(again.data, canon->data, canon->len))
         abort();
     json_decref(v);
