@@ -96,6 +96,7 @@ undeclared decoy "the same CA behind a decoy .vendor_cert put first"
 undeclared decoy-renamed "the same CA renamed, behind a decoy .vendor_cert"
 check "... found by content, at its file offset" grep -q "at file offset" "$WORK/.err"
 for name in named renamed decoy decoy-renamed dbx; do
+    rm -rf "$WORK/out-$name"   # where the old rule signed it, undeclared
     check "$name: the CA declared and allowed, the image is signed" sign "$name" "$ca_fpr"
 done
 refuses "a list of image hashes outside the table's revocations (vendor_db)" "$WORK/out-vendor-db" \
