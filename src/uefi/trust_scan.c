@@ -60,8 +60,12 @@ static int add_item(trust_scan *s, trust_item it, rs_error *err)
     return 0;
 }
 
+/* Two section headers may name the same bytes: one table, counted once. */
 static int add_table(trust_scan *s, trust_table t, rs_error *err)
 {
+    for (size_t i = 0; i < s->n_tables; i++)
+        if (s->tables[i].off == t.off)
+            return 0;
     if (s->n_tables == s->cap_tables) {
         size_t cap = s->cap_tables ? 2 * s->cap_tables : 4;
         trust_table *n;
