@@ -181,7 +181,7 @@ static int find_tables(trust_scan *s, size_t first, const uint8_t *buf, size_t l
     const trust_item *items = s->items + first;
     size_t n = s->n_items - first;
 
-    for (size_t t = 0; n && len >= CERT_TABLE && t <= len - CERT_TABLE; t += 4) {
+    for (size_t t = 0; len >= CERT_TABLE && t <= len - CERT_TABLE; t += 4) {
         const uint8_t *h = buf + t;
         uint32_t auth = efi_le32(h), deauth = efi_le32(h + 4), auth_rel = efi_le32(h + 8), deauth_rel = efi_le32(h + 12);
 
@@ -206,10 +206,11 @@ int trust_scan_bytes(trust_scan *s, const uint8_t *buf, size_t len, uint64_t bas
     for (size_t i = 0; i < sizeof(list_types) / sizeof(list_types[0]); i++)
         if (find_lists_of(s, list_types[i], buf, len, base, err) < 0)
             return -1;
-    qsort(s->items + first, s->n_items - first, sizeof(*s->items), by_offset);
+    if (s->n_items > first)   /* never qsort(NULL, 0): items is NULL until the first */
+        qsort(s->items + first, s->n_items - first, sizeof(*s->items), by_offset);
     for (size_t i = 0; i < sizeof(mirror_names) / sizeof(mirror_names[0]); i++)
         s->mok_mirrors |= memmem(buf, len, mirror_names[i].bytes, mirror_names[i].len) != NULL;
-    return find_tables(s, first, buf, len, base, err);
+    return s->n_items > first ? find_tables(s, first, buf, len, base, err) : 0;
 }
 
 bool trust_scan_in_deauthorized(const trust_scan *s, uint64_t off, uint64_t len)
