@@ -78,7 +78,7 @@ int pe_image_section_raw(rs_image *img, size_t i, size_t max, rs_bytes *out, uin
     len = h.raw_offset < img->in.size ? img->in.size - h.raw_offset : 0;
     len = h.raw_size < len ? h.raw_size : len;
     if (len > max)
-        return rs_fail(err, "section %zu is %llu bytes, more than the %zu this reads", i, (unsigned long long)len, max);
+        return rs_fail(err, "its raw data is %llu bytes, more than the %zu read at once", (unsigned long long)len, max);
     if (!(buf = malloc(len ? (size_t)len : 1)))
         return rs_fail(err, "out of memory");
     if (rs_input_read(&img->in, h.raw_offset, buf, (size_t)len, err) < 0) {
