@@ -96,23 +96,52 @@ static int find_zboot_payload(const rs_input *in, const uint8_t *h, payload *pl,
 
 /* 1 and where the kernel is, for an x86 bzImage, an EFI zboot image, or
  * an arm64 or RISC-V Image; 0 for anything else. */
+typedef enum kernel_kind { NOT_A_KERNEL, BZIMAGE, ZBOOT, IMAGE } kernel_kind;
+
+static kernel_kind kind_of(const uint8_t h[HEADER_END])
+{
+    if (!memcmp(h + HEADER_MAGIC, "HdrS", 4) && efi_le16(h + BOOT_FLAG) == 0xaa55)
+        return BZIMAGE;
+    if (!memcmp(h, "MZ", 2) && !memcmp(h + ZBOOT_TYPE, "zimg", 4))
+        return ZBOOT;
+    if (!memcmp(h + IMAGE_MAGIC, "ARM\x64", 4) || !memcmp(h + IMAGE_MAGIC, "RSC\x05", 4))
+        return IMAGE;
+    return NOT_A_KERNEL;
+}
+
+static int read_header(const rs_input *in, uint8_t h[HEADER_END], rs_error *err)
+{
+    if (in->size < HEADER_END)
+        return 0;
+    return rs_input_read(in, 0, h, HEADER_END, err) < 0 ? -1 : 1;
+}
+
+int kernel_image_header(const rs_input *in, rs_error *err)
+{
+    uint8_t h[HEADER_END];
+    int r = read_header(in, h, err);
+
+    return r <= 0 ? r : kind_of(h) != NOT_A_KERNEL;
+}
+
 static int find_payload(const rs_input *in, payload *pl, rs_error *err)
 {
     uint8_t h[HEADER_END];
+    int r = read_header(in, h, err);
 
-    if (in->size < HEADER_END)
-        return 0;
-    if (rs_input_read(in, 0, h, sizeof(h), err) < 0)
-        return -1;
-    if (!memcmp(h + HEADER_MAGIC, "HdrS", 4) && efi_le16(h + BOOT_FLAG) == 0xaa55)
+    if (r <= 0)
+        return r;
+    switch (kind_of(h)) {
+    case BZIMAGE:
         return find_bzimage_payload(in, h, pl, err);
-    if (!memcmp(h, "MZ", 2) && !memcmp(h + ZBOOT_TYPE, "zimg", 4))
+    case ZBOOT:
         return find_zboot_payload(in, h, pl, err);
-    if (!memcmp(h + IMAGE_MAGIC, "ARM\x64", 4) || !memcmp(h + IMAGE_MAGIC, "RSC\x05", 4)) {
+    case IMAGE:
         *pl = (payload){ .off = 0, .len = in->size };
         return 1;
+    default:
+        return 0;
     }
-    return 0;
 }
 
 static int scan_block(void *ctx, const uint8_t *data, size_t len, rs_error *err)

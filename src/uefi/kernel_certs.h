@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "crypto/trust.h"
 
 /* The longest certificate list looked for, a bound on what is held while
@@ -54,6 +55,10 @@ int kernel_cert_list_find(const uint8_t *data, size_t len, size_t *start, size_t
  * these (it builds in nothing this can read), and -1 on an error, which
  * names PATH. */
 int kernel_image_certs(const char *path, uint64_t limit, rs_trust *t, size_t *count, rs_error *err);
+
+/* 1 when the image starts with a kernel's boot header (any of the four
+ * above), 0 when not, -1 on a read error. */
+int kernel_image_header(const rs_input *in, rs_error *err);
 
 /* The kernel's name for a certificate's key, as /proc/keys and its
  * "Loaded X.509 cert '...'" message show it: the subject it fabricates,

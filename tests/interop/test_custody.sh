@@ -160,6 +160,25 @@ echo "$ca_fpr" >"$WORK/allow"
 check "declared in trusted_certs and on the allowlist, the shim is signed" \
     "$REPROSIGN" sign-template "$WORK/declared.json" --packages "$WORK/pkgs" --key "$WORK/db.key" --cert "$WORK/db.crt" \
     --trusted-cert-allowlist "$WORK/allow" --output "$WORK/declared-out" --quiet
+# The same shim with its .vendor_cert renamed (8 bytes of its section
+# header), and with a decoy .vendor_cert put first (.data.ident renamed,
+# holding an empty table): shim finds its table through its own code, so
+# the CA is found by content, wherever it lies, and is still undeclared.
+shim=$FIXTURES/root/shim-unsigned/usr/lib/shim/shimx64.efi
+for attack in rename decoy; do
+    mkdir -p "$WORK/$attack/usr/lib/shim" && ln -s "$WORK/$attack" "$WORK/pkgs/$attack"
+    if [ "$attack" = rename ]; then arg=.data2; else arg=.data.ident; fi
+    python3 "$TESTS_DIR/tools/pe-section.py" "$attack" "$shim" "$WORK/$attack/usr/lib/shim/shimx64.efi" .vendor_cert "$arg"
+    sed "s/shim-unsigned/$attack/" "$WORK/undeclared.json" >"$WORK/$attack-undeclared.json"
+    refuses "Debian's shim, .vendor_cert $attack: its CA left out of trusted_certs" "$WORK/$attack-out" \
+        "$REPROSIGN" sign-template "$WORK/$attack-undeclared.json" --packages "$WORK/pkgs" --key "$WORK/db.key" \
+        --cert "$WORK/db.crt" --output "$WORK/$attack-out"
+    check "... names the CA, found at its file offset" grep -q "Debian Secure Boot CA (SHA-256 $ca_fpr) at file offset" "$WORK/.err"
+    sed "s/shim-unsigned/$attack/" "$WORK/declared.json" >"$WORK/$attack-declared.json"
+    check "... declared and allowed, it is signed" "$REPROSIGN" sign-template "$WORK/$attack-declared.json" \
+        --packages "$WORK/pkgs" --key "$WORK/db.key" --cert "$WORK/db.crt" --trusted-cert-allowlist "$WORK/allow" \
+        --output "$WORK/$attack-declared-out" --quiet
+done
 
 # ---- starving the socket ----
 out=$($RAW "$sock" "$WORK/m.req" --trickle 2>&1); rc=$?

@@ -60,3 +60,32 @@ int pe_image_section(rs_image *img, const char *name, rs_bytes *out, rs_error *e
     rs_bytes_adopt(out, buf, r.len);
     return 1;
 }
+
+void pe_image_headers(const rs_image *img, const uint8_t **data, size_t *len)
+{
+    *data = layout(img)->headers;
+    *len = layout(img)->size_of_headers;
+}
+
+int pe_image_section_raw(rs_image *img, size_t i, size_t max, rs_bytes *out, uint64_t *off, rs_error *err)
+{
+    pe_section_header h;
+    uint64_t len;
+    uint8_t *buf;
+
+    pe_image_section_header(img, i, &h);
+    *off = h.raw_offset;
+    len = h.raw_offset < img->in.size ? img->in.size - h.raw_offset : 0;
+    len = h.raw_size < len ? h.raw_size : len;
+    if (len > max)
+        return rs_fail(err, "its raw data is %llu bytes, more than the %zu read at once", (unsigned long long)len, max);
+    if (!(buf = malloc(len ? (size_t)len : 1)))
+        return rs_fail(err, "out of memory");
+    if (rs_input_read(&img->in, h.raw_offset, buf, (size_t)len, err) < 0) {
+        free(buf);
+        return -1;
+    }
+    rs_bytes_free(out);
+    rs_bytes_adopt(out, buf, (size_t)len);
+    return 0;
+}

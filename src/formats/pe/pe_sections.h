@@ -35,5 +35,12 @@ uint16_t pe_image_dll_characteristics(const rs_image *img);
  * padding). Returns 1 when found, 0 when absent, -1 on error (including
  * "not a PE image"). */
 int pe_image_section(rs_image *img, const char *name, rs_bytes *out, rs_error *err);
+/* The headers as loaded: [0, SizeOfHeaders) of the file. Firmware copies
+ * them into memory with the sections. */
+void pe_image_headers(const rs_image *img, const uint8_t **data, size_t *len);
+/* The i-th section's raw data as the file holds it (SizeOfRawData at
+ * PointerToRawData, cut at the end of the file), whatever its name or
+ * VirtualSize; *off is where it starts. More than max bytes is an error. */
+int pe_image_section_raw(rs_image *img, size_t i, size_t max, rs_bytes *out, uint64_t *off, rs_error *err);
 
 #endif
