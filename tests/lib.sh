@@ -116,6 +116,27 @@ open(sys.argv[1], "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDRE
 sys.exit(rc)' "$out" "$@"
 }
 
+# A signing service that answers only its socket ($sock, $WORK/sign.sock)
+# to this uid, with one key for PURPOSE: writes $WORK/config.json and
+# initialises its state in $WORK/state.
+socket_service() {  # socket_service PURPOSE KEY CERT
+    sock=$WORK/sign.sock
+    cat >"$WORK/config.json" <<JSON
+{
+  "archive": "$WORK/no-archive",
+  "requests": "$WORK/no-requests.json",
+  "allow_unsigned_archive": true,
+  "keys": {"$1": {"key": "$2", "cert": "$3"}},
+  "output": "$WORK/out",
+  "log": "$WORK/log",
+  "socket": {"path": "$sock", "allow_uids": [$(id -u)], "group": 65534},
+  "poll_interval": 3600
+}
+JSON
+    mkdir -p "$WORK/out"
+    "$REPROSIGN" service init --state "$WORK/state" --config "$WORK/config.json"
+}
+
 finish() {
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" -eq 0 ]

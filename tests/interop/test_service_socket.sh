@@ -26,20 +26,7 @@ for f in "${files[@]}"; do
     "$REPROSIGN" sign --key "$WORK/db.key" --cert "$WORK/db.crt" --detached --output "$WORK/ref/$(basename "$f").sig" "$f"
 done
 
-sock=$WORK/sign.sock
-cat >"$WORK/config.json" <<JSON
-{
-  "archive": "$WORK/no-archive",
-  "requests": "$WORK/no-requests.json",
-  "allow_unsigned_archive": true,
-  "keys": {"efi": {"key": "$WORK/db.key", "cert": "$WORK/db.crt"}},
-  "output": "$WORK/out",
-  "log": "$WORK/log",
-  "socket": {"path": "$sock", "allow_uids": [$(id -u)], "group": 65534},
-  "poll_interval": 3600
-}
-JSON
-"$REPROSIGN" service init --state "$WORK/state" --config "$WORK/config.json"
+socket_service efi "$WORK/db.key" "$WORK/db.crt"
 "$REPROSIGN" service run --state "$WORK/state" 2>"$WORK/service.log" &
 service_pid=$!
 trap 'kill "$service_pid" 2>/dev/null; rm -rf "$WORK"' EXIT

@@ -31,21 +31,7 @@ for m in small big; do
     "$REPROSIGN" sign --key "$WORK/mod.key" --cert "$WORK/mod.crt" --detached --output "$WORK/$m.ref" "$WORK/$m.ko"
 done
 
-sock=$WORK/sign.sock
-cat >"$WORK/config.json" <<JSON
-{
-  "archive": "$WORK/no-archive",
-  "requests": "$WORK/no-requests.json",
-  "allow_unsigned_archive": true,
-  "keys": {"linux-module": {"key": "$WORK/mod.key", "cert": "$WORK/mod.crt"}},
-  "output": "$WORK/out",
-  "log": "$WORK/log",
-  "socket": {"path": "$sock", "allow_uids": [$(id -u)], "group": 65534},
-  "poll_interval": 3600
-}
-JSON
-mkdir -p "$WORK/out"
-"$REPROSIGN" service init --state "$WORK/state" --config "$WORK/config.json"
+socket_service linux-module "$WORK/mod.key" "$WORK/mod.crt"
 "$REPROSIGN" service run --state "$WORK/state" 2>"$WORK/service.log" &
 service_pid=$!
 trap 'kill "$service_pid" 2>/dev/null; rm -rf "$WORK"' EXIT
