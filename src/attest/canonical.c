@@ -55,8 +55,13 @@ static int encode_object(const json_t *v, rs_bytes *out, unsigned depth, rs_erro
     _cleanup_free_ const char **keys = n ? malloc(n * sizeof(*keys)) : NULL;
     if (n && !keys)
         return rs_fail(err, "out of memory");
-    json_object_foreach((json_t *)v, key, value)
+    /* Bounded by the size read above, so that every key taken is set. */
+    json_object_foreach((json_t *)v, key, value) {
+        if (i == n)
+            break;
         keys[i++] = key;
+    }
+    n = i;
     if (n > 1)   /* qsort of no array at all is undefined */
         qsort(keys, n, sizeof(*keys), compare_keys);
     if (put(out, "{", 1, err) < 0)
