@@ -34,7 +34,7 @@ static void test_refusals(void)
 {
     static const char *const keywords[] = {
         "BADSIG 89ABCDEF01234567 archive test <archive@example.org>",
-        "ERRSIG 89ABCDEF01234567 22 8 00 1767312000 9 " FPR,
+        ("ERRSIG 89ABCDEF01234567 22 8 00 1767312000 9 " FPR),   /* one line, the fingerprint appended */
         "EXPSIG 89ABCDEF01234567 archive test <archive@example.org>",
         "EXPKEYSIG 89ABCDEF01234567 archive test <archive@example.org>",
         "REVKEYSIG 89ABCDEF01234567 archive test <archive@example.org>",
