@@ -100,15 +100,10 @@ int rs_rebuild_policy_add_spec(rs_rebuild_policy *p, const char *spec, rs_error 
 
 int rs_rebuild_policy_open_dir(rs_rebuild_policy *p, const char *dir, rs_error *err)
 {
-    struct stat st;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);   /* O_DIRECTORY: a directory or nothing */
 
     if (fd < 0)
-        return rs_fail_sys(err, errno, "%s", dir);
-    if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        close(fd);
-        return rs_fail(err, "%s: not a directory", dir);
-    }
+        return rs_fail_sys(err, errno, "%s: %s", dir, strerror(errno));
     if (!(p->dir = strdup(dir))) {
         close(fd);
         return rs_fail(err, "out of memory");

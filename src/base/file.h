@@ -61,6 +61,9 @@ int rs_read_file(const char *path, size_t max, rs_bytes *out, rs_error *err);
 int rs_read_fd(int fd, const char *name, size_t max, rs_bytes *out, rs_error *err);
 /* SHA-256 of the whole input, read through a fixed buffer. */
 int rs_input_sha256(const rs_input *in, uint8_t out[32], rs_error *err);
+/* The same of the file at path, opened for it; *size (when not NULL) is
+ * the size of what was hashed. */
+int rs_file_sha256(const char *path, uint8_t out[32], uint64_t *size, rs_error *err);
 
 
 typedef struct rs_output {

@@ -300,6 +300,17 @@ int rs_read_fd(int fd, const char *name, size_t max, rs_bytes *out, rs_error *er
     return read_whole(&in, max, out, err);
 }
 
+int rs_file_sha256(const char *path, uint8_t out[32], uint64_t *size, rs_error *err)
+{
+    _cleanup_(rs_input_close) rs_input in = { .fd = -1 };
+
+    if (rs_input_open(&in, path, err) < 0 || rs_input_sha256(&in, out, err) < 0)
+        return -1;
+    if (size)
+        *size = in.size;
+    return 0;
+}
+
 int rs_input_sha256(const rs_input *in, uint8_t out[32], rs_error *err)
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();

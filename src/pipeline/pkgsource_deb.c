@@ -180,9 +180,7 @@ static int deb_read_resolved(rs_pkgtree *t, const rs_pkg_wanted *w, unsigned job
 /* The .deb's own bytes: what a rebuilder attests. */
 static int deb_container_sha256(const rs_pkgtree *t, uint8_t out[32], rs_error *err)
 {
-    _cleanup_input_ rs_input in = { .fd = -1 };
-
-    if (rs_input_open(&in, t->origin, err) < 0 || rs_input_sha256(&in, out, err) < 0)
+    if (rs_file_sha256(t->origin, out, NULL, err) < 0)
         return rs_error_prefix(err, "%s", t->origin);
     return 0;
 }

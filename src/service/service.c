@@ -28,14 +28,11 @@
 
 int svc_file_sha256(const char *path, char hex[65], uint64_t *size, rs_error *err)
 {
-    _cleanup_input_ rs_input in = { .fd = -1 };
     uint8_t h[32];
 
-    if (rs_input_open(&in, path, err) < 0 || rs_input_sha256(&in, h, err) < 0)
+    if (rs_file_sha256(path, h, size, err) < 0)
         return rs_error_prefix(err, "%s", path);
     rs_hex(h, sizeof(h), hex);
-    if (size)
-        *size = in.size;
     return 0;
 }
 
